@@ -1,0 +1,21 @@
+//! wasmgate — a WebAssembly plugin host for AI agents.
+//!
+//! Plugins are WebAssembly components (the `wasmgate:plugin@0.1.0` world in
+//! `wit/plugin.wit`). Each exports the MCP servers it brings, the application
+//! declaration of each server, and its skills. The host evaluates availability
+//! on this machine (or a simulated host), connects only offerable servers,
+//! names and registers their tools, and gates skills by `requires_apps`.
+//!
+//! Data flows one way (`design.md`): plugin component → manifest →
+//! declarations (validated) → registry → availability (resolver → platform)
+//! → gates → MCP client → tools.
+
+pub mod availability;
+pub mod cli;
+pub mod declaration;
+pub mod manifest;
+pub mod mcp;
+pub mod platform;
+pub mod plugin;
+pub mod resolver;
+pub mod skills;

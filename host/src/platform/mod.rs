@@ -1,0 +1,1 @@
+//! TODO: owned by a helper; see the issue.
