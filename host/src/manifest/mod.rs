@@ -1,1 +1,7 @@
-//! TODO: owned by a helper; see the issue.
+//! Plugin manifests: `plugin.yaml`, Hermes-style `plugin.json`, and the
+//! manifest a component exports, all validated by one validator
+//! (`spec/declarations.md` §2a).
+
+pub mod server;
+
+pub use server::{ServerSpec, ToolFilter, Transport};

@@ -1,0 +1,65 @@
+//! One MCP server entry of a manifest or config (`mcp_servers.<name>`),
+//! in the schema of `spec/mcp-client.md` §1 plus the seed 000 `app:` /
+//! `requires:` blocks.
+
+use crate::declaration::Declaration;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// How the host reaches a server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Transport {
+    /// A child process speaking MCP over stdio.
+    Stdio {
+        /// Program to run; `${PLUGIN_DIR}` already replaced.
+        command: String,
+        /// Arguments, scalars stringified.
+        args: Vec<String>,
+        /// Extra environment for the child (values interpolated).
+        env: BTreeMap<String, String>,
+        /// Names of host variables the child may also see.
+        env_passthrough: Vec<String>,
+    },
+    /// Streamable HTTP.
+    Http {
+        /// Endpoint URL.
+        url: String,
+        /// Headers sent with every request.
+        headers: BTreeMap<String, String>,
+    },
+    /// URL and bearer token come from the running application's
+    /// `server_json` (the declaration's liveness block).
+    AppEndpoint,
+}
+
+/// Tool filter (`tools: {include, exclude}`); globs with `*` and `?`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolFilter {
+    /// When `Some`, only these tools (include wins over exclude); `Some(vec![])` offers none.
+    pub include: Option<Vec<String>>,
+    /// Tools never offered.
+    pub exclude: Vec<String>,
+}
+
+/// A validated server entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerSpec {
+    /// Configured server name (the `mcp_servers` key).
+    pub name: String,
+    /// Plugin that brought it (`None` for a config-file server).
+    pub plugin: Option<String>,
+    /// `enabled` (default true).
+    pub enabled: bool,
+    /// How to reach it.
+    pub transport: Transport,
+    /// Per tool call (default 120 s).
+    pub timeout: Duration,
+    /// Connect and discovery (default 60 s).
+    pub connect_timeout: Duration,
+    /// `tools:` filter.
+    pub tools: ToolFilter,
+    /// Largest tool result kept, in bytes (default 8 MiB).
+    pub max_result_bytes: usize,
+    /// The server's application declaration, when it has `app:` or `requires:`.
+    pub declaration: Option<Declaration>,
+}
