@@ -4,6 +4,11 @@
 //! Exit status: 0 success, 1 the input is invalid or the operation failed,
 //! 2 usage errors (clap's own convention).
 
+pub mod availability;
+pub mod check;
+mod report;
+
+use crate::host::{Host, HostOptions};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -89,6 +94,99 @@ fn init_logging(filter: Option<&str>) {
 }
 
 fn run(cli: Cli) -> u8 {
-    let _ = cli;
-    0
+    let plugin_dirs = if cli.plugins.is_empty() {
+        default_plugin_dirs()
+    } else {
+        cli.plugins.clone()
+    };
+    let options = || {
+        let mut o = HostOptions::new();
+        o.plugin_dirs = plugin_dirs.clone();
+        o.config = cli.config.clone();
+        o
+    };
+    match &cli.command {
+        Command::Check { path } => check::run_check_any(path, cli.json) as u8,
+        Command::Availability { path, host } => {
+            availability::run_availability(path, host.as_deref(), cli.json) as u8
+        }
+        Command::Skills => match Host::load(options()) {
+            Ok(h) => {
+                print!("{}", report::skills(&h, cli.json));
+                0
+            }
+            Err(e) => fatal(&e),
+        },
+        Command::Status => with_runtime(|| async {
+            let h = Host::load(options())?;
+            h.discover().await;
+            print!("{}", report::status(&h, cli.json));
+            h.shutdown().await;
+            Ok(0)
+        }),
+        Command::Tools => with_runtime(|| async {
+            let h = Host::load(options())?;
+            h.discover().await;
+            print!("{}", report::tools(&h, cli.json));
+            h.shutdown().await;
+            Ok(0)
+        }),
+        Command::Call { tool, args } => {
+            let args: serde_json::Value = match serde_json::from_str(args) {
+                Ok(v @ serde_json::Value::Object(_)) => v,
+                Ok(_) => {
+                    eprintln!("wasmgate call: --args must be a JSON object, e.g. '{{\"path\": \".\"}}'");
+                    return 2;
+                }
+                Err(e) => {
+                    eprintln!("wasmgate call: --args is not valid JSON: {e}");
+                    return 2;
+                }
+            };
+            with_runtime(|| async {
+                let h = Host::load(options())?;
+                // Connect only the server that can own this tool name.
+                h.discover_only(|s| tool.starts_with(&format!("mcp_{}_", crate::mcp::naming::sanitize(&s.name))))
+                    .await;
+                let code = report::call(&h, tool, args, cli.json).await;
+                h.shutdown().await;
+                Ok(code)
+            })
+        }
+    }
+}
+
+fn with_runtime<F, Fut>(f: F) -> u8
+where
+    F: FnOnce() -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<u8>>,
+{
+    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => return fatal(&anyhow::anyhow!("cannot start the async runtime: {e}")),
+    };
+    match rt.block_on(f()) {
+        Ok(code) => code,
+        Err(e) => fatal(&e),
+    }
+}
+
+fn fatal(e: &anyhow::Error) -> u8 {
+    eprintln!("wasmgate: {e:#}");
+    1
+}
+
+/// `--plugins` default: `$WASMGATE_PLUGINS` (split like PATH), else
+/// `$XDG_CONFIG_HOME/wasmgate/plugins` (or `~/.config/wasmgate/plugins`) when it exists.
+fn default_plugin_dirs() -> Vec<PathBuf> {
+    if let Some(v) = std::env::var_os("WASMGATE_PLUGINS") {
+        return std::env::split_paths(&v).filter(|p| !p.as_os_str().is_empty()).collect();
+    }
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")));
+    base.map(|b| b.join("wasmgate").join("plugins"))
+        .filter(|p| p.is_dir())
+        .into_iter()
+        .collect()
 }

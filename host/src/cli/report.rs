@@ -1,0 +1,164 @@
+//! Text and JSON renderings of `status`, `tools`, `skills` and `call`.
+
+use crate::host::{Host, HostStatus};
+use crate::mcp::CallError;
+use std::fmt::Write;
+
+fn json<T: serde::Serialize>(v: &T) -> String {
+    let mut s = serde_json::to_string_pretty(v).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    s.push('\n');
+    s
+}
+
+/// `wasmgate status`.
+pub fn status(h: &Host, as_json: bool) -> String {
+    let st: HostStatus = h.status();
+    if as_json {
+        return json(&st);
+    }
+    let mut o = String::new();
+    let _ = writeln!(o, "os_family: {}  gpu_class: {}", st.os_family, st.gpu_class);
+    let server_line = |o: &mut String, s: &crate::host::ServerStatusLine| {
+        let _ = write!(o, "  server {} ({})", s.name, s.transport);
+        match &s.availability {
+            Some(a) => {
+                let _ = write!(o, ": {}", a.state);
+                if let Some(v) = &a.version {
+                    let _ = write!(o, ", version {v}");
+                }
+                if let Some(p) = &a.path {
+                    let _ = write!(o, ", path {p}");
+                }
+                if let Some(m) = &a.min_version {
+                    let _ = write!(o, ", min_version {m}");
+                }
+            }
+            None => o.push_str(": no declaration"),
+        }
+        let _ = writeln!(o);
+        if let Some(m) = s.availability.as_ref().and_then(|a| a.message.as_ref()) {
+            let _ = writeln!(o, "    {m}");
+        }
+        let _ = write!(o, "    connection: {}", s.connection);
+        if !s.tools.is_empty() {
+            let _ = write!(o, "; tools: {}", s.tools.join(", "));
+        }
+        let _ = writeln!(o);
+        if let Some(e) = &s.last_error {
+            let _ = writeln!(o, "    last error: {e}");
+        }
+    };
+    for p in &st.plugins {
+        let _ = writeln!(o, "plugin {} {} ({}, {})", p.name, p.version, p.kind, p.file.display());
+        for s in st.servers.iter().filter(|s| s.plugin.as_deref() == Some(&p.name)) {
+            server_line(&mut o, s);
+        }
+        for k in st.skills.iter().filter(|k| k.plugin == p.name) {
+            if k.visible {
+                let _ = writeln!(o, "  skill {}: visible", k.name);
+            } else {
+                let _ = writeln!(o, "  skill {}: hidden ({})", k.name, k.hidden_because.join("; "));
+            }
+        }
+    }
+    let config: Vec<_> = st.servers.iter().filter(|s| s.plugin.is_none()).collect();
+    if !config.is_empty() {
+        let _ = writeln!(o, "config servers");
+        for s in config {
+            server_line(&mut o, s);
+        }
+    }
+    if st.plugins.is_empty() && st.servers.is_empty() {
+        let _ = writeln!(o, "{}", crate::mcp::NO_SERVERS_CONFIGURED);
+    }
+    if !st.problems.is_empty() {
+        let _ = writeln!(o, "problems:");
+        for p in &st.problems {
+            let _ = writeln!(o, "  {p}");
+        }
+    }
+    o
+}
+
+/// `wasmgate tools`.
+pub fn tools(h: &Host, as_json: bool) -> String {
+    let tools = h.offered_tools();
+    if as_json {
+        return json(&tools);
+    }
+    let mut o = String::new();
+    for t in &tools {
+        let _ = writeln!(o, "{}  ({} / {})  {}", t.name, t.server, t.original_name, first_line(&t.description));
+    }
+    if tools.is_empty() {
+        let _ = writeln!(o, "no tools are offered (see `wasmgate status`)");
+    }
+    for p in h.problems() {
+        eprintln!("{p}");
+    }
+    o
+}
+
+/// `wasmgate skills`.
+pub fn skills(h: &Host, as_json: bool) -> String {
+    if as_json {
+        return json(&h.skills());
+    }
+    let mut o = String::new();
+    for k in h.skills() {
+        let state = if k.visible {
+            "visible".to_string()
+        } else {
+            format!("hidden ({})", k.hidden_because.join("; "))
+        };
+        let _ = writeln!(o, "{} (plugin {}): {}", k.name, k.plugin, state);
+        if let Some(d) = &k.description {
+            let _ = writeln!(o, "  {}", first_line(d));
+        }
+    }
+    if h.skills().is_empty() {
+        let _ = writeln!(o, "no skills");
+    }
+    o
+}
+
+/// `wasmgate call`: prints the result; returns the exit code (1 for a tool
+/// error or a failed call).
+pub async fn call(h: &Host, tool: &str, args: serde_json::Value, as_json: bool) -> u8 {
+    match h.call(tool, args).await {
+        Ok(r) => {
+            if as_json {
+                print!("{}", json(&r));
+            } else {
+                let text = r.text();
+                println!("{text}");
+                if r.truncated_bytes > 0 {
+                    eprintln!("(result cut: {} bytes left out)", r.truncated_bytes);
+                }
+            }
+            u8::from(r.is_error)
+        }
+        Err(e) => {
+            match &e {
+                CallError::UnknownTool { .. } => {
+                    eprintln!("wasmgate call: {e}");
+                    let names: Vec<String> = h.offered_tools().into_iter().map(|t| t.name).collect();
+                    if names.is_empty() {
+                        eprintln!("no tools are offered (see `wasmgate status`)");
+                    } else {
+                        eprintln!("offered tools: {}", names.join(", "));
+                    }
+                }
+                _ => eprintln!("wasmgate call: {e}"),
+            }
+            for p in h.problems() {
+                eprintln!("{p}");
+            }
+            1
+        }
+    }
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or("")
+}

@@ -1,0 +1,596 @@
+//! The native host: the one place where the pieces meet, in the order of
+//! `design.md`'s data flow — plugin components and `plugin.yaml` folders →
+//! manifests (validated) → registry → availability → gates → MCP client
+//! connects only offerable servers → tools and skills for the agent.
+//!
+//! [`Host`] is also the Rust embedding API: load, [`Host::discover`],
+//! [`Host::offered_tools`], [`Host::visible_skills`], [`Host::call`],
+//! [`Host::status`], [`Host::shutdown`].
+
+use crate::availability::{self, Availability};
+use crate::declaration::{OsFamily, Registry};
+use crate::manifest::{self, ManifestContext, ManifestResult, ServerSpec, SkillSource, Transport};
+use crate::mcp::{self, CallError, CallResult, ClientOptions, ConnectionState, McpClient, ToolInfo};
+use crate::platform::{GpuClass, Platform, RealPlatform, gpu_class};
+use crate::plugin::{HostConfig, LoadedPlugin, PluginHost};
+use crate::skills::{self, SkillGate};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// What to load. Build with [`HostOptions::new`] and set fields.
+#[derive(Clone)]
+pub struct HostOptions {
+    /// Plugin folders: `*.wasm` components directly inside or one level
+    /// down, and subfolders (or the folder itself) holding a `plugin.yaml`.
+    pub plugin_dirs: Vec<PathBuf>,
+    /// A YAML config file with `mcp_servers:` (`spec/mcp-client.md` §1).
+    pub config: Option<PathBuf>,
+    /// The machine (or simulated host) availability is evaluated on.
+    pub platform: Arc<dyn Platform>,
+    /// Sandbox limits for components (`docs/security.md`).
+    pub sandbox: HostConfig,
+    /// MCP client options (reconnect policy).
+    pub client: ClientOptions,
+}
+
+impl HostOptions {
+    /// Options for this machine with default limits, no plugins, no config.
+    pub fn new() -> HostOptions {
+        HostOptions {
+            plugin_dirs: Vec::new(),
+            config: None,
+            platform: Arc::new(RealPlatform::new()),
+            sandbox: HostConfig::default(),
+            client: ClientOptions::default(),
+        }
+    }
+}
+
+impl Default for HostOptions {
+    fn default() -> Self {
+        HostOptions::new()
+    }
+}
+
+/// One loaded plugin, as `status` reports it.
+#[derive(Debug, Clone, Serialize)]
+pub struct PluginRecord {
+    /// Plugin name (from its manifest).
+    pub name: String,
+    /// Plugin version.
+    pub version: String,
+    /// The `.wasm` component or `plugin.yaml` it came from.
+    pub file: PathBuf,
+    /// `component` or `yaml`.
+    pub kind: &'static str,
+    /// Its servers' names, in manifest order (valid ones only).
+    pub servers: Vec<String>,
+}
+
+/// One skill and the skill gate's decision.
+#[derive(Debug, Clone, Serialize)]
+pub struct SkillRecord {
+    /// Plugin that brought it.
+    pub plugin: String,
+    /// Skill name.
+    pub name: String,
+    /// `description` from its front matter.
+    pub description: Option<String>,
+    /// `requires_apps` from its front matter.
+    pub requires_apps: Vec<String>,
+    /// Shown to the agent now.
+    pub visible: bool,
+    /// Why it is hidden (one sentence per failing name), empty when visible.
+    pub hidden_because: Vec<String>,
+    /// The whole SKILL.md text.
+    #[serde(skip)]
+    pub markdown: String,
+}
+
+/// One configured server with its availability.
+#[derive(Debug, Clone)]
+pub struct ServerRecord {
+    /// The validated entry.
+    pub spec: ServerSpec,
+    /// `None` when the server has no declaration (always offerable).
+    pub availability: Option<Availability>,
+    /// The user-facing sentence when not offerable.
+    pub message: Option<String>,
+}
+
+impl ServerRecord {
+    /// The MCP gate's availability half: no declaration, or an offerable one.
+    pub fn offerable(&self) -> bool {
+        self.availability.as_ref().is_none_or(Availability::offerable)
+    }
+}
+
+/// The host. See the module docs.
+pub struct Host {
+    platform: Arc<dyn Platform>,
+    plugins: Vec<PluginRecord>,
+    servers: Vec<ServerRecord>,
+    skills: Vec<SkillRecord>,
+    problems: Vec<String>,
+    warnings: Vec<String>,
+    registry: Registry,
+    client: McpClient,
+    gpu: GpuClass,
+}
+
+impl Host {
+    /// Loads every plugin folder and the config, validates manifests,
+    /// registers declarations and evaluates availability. Never connects.
+    ///
+    /// Problems with one plugin or server (a file that is not a component, a
+    /// trap, a bad declaration, a duplicate server name) are collected in
+    /// [`Host::problems`] as `<where>: <field path> …` lines and everything
+    /// else still loads. Errors: only when the component engine cannot start.
+    pub fn load(options: HostOptions) -> anyhow::Result<Host> {
+        let platform = options.platform.clone();
+        let mut problems = Vec::new();
+        let mut warnings = Vec::new();
+        let mut plugins = Vec::new();
+        let mut plugin_servers = Vec::new();
+        let mut skill_sources: Vec<(String, SkillSource)> = Vec::new();
+
+        // Config servers come first: they keep their names on a clash.
+        let mut config_servers = Vec::new();
+        if let Some(path) = &options.config {
+            let r = manifest::load_config(path);
+            problems.extend(r.errors.iter().map(ToString::to_string));
+            warnings.extend(r.warnings);
+            config_servers = r.servers;
+        }
+
+        let (wasm_dirs, yaml_files) = scan_plugin_dirs(&options.plugin_dirs, &mut problems);
+        if wasm_dirs_have_components(&wasm_dirs) {
+            let sandbox = HostConfig {
+                os: platform.os_family(),
+                ..options.sandbox.clone()
+            };
+            let plugin_host = PluginHost::new(sandbox)?;
+            for loaded in plugin_host.load_dirs(&wasm_dirs) {
+                match loaded {
+                    Ok(p) => {
+                        let r = validate_component(&p, platform.os_family());
+                        accept(
+                            r,
+                            &p.file,
+                            "component",
+                            &mut plugins,
+                            &mut plugin_servers,
+                            &mut skill_sources,
+                            &mut problems,
+                            &mut warnings,
+                        );
+                    }
+                    Err(e) => problems.push(e.to_string()),
+                }
+            }
+        }
+        for file in yaml_files {
+            let r = manifest::load_plugin_yaml(&file);
+            accept(
+                r,
+                &file,
+                "yaml",
+                &mut plugins,
+                &mut plugin_servers,
+                &mut skill_sources,
+                &mut problems,
+                &mut warnings,
+            );
+        }
+
+        let (specs, clashes) = manifest::merge_servers(config_servers, plugin_servers);
+        problems.extend(clashes.iter().map(ToString::to_string));
+
+        let registry = Registry::new();
+        let servers: Vec<ServerRecord> = specs
+            .into_iter()
+            .map(|spec| {
+                let (availability, message) = match &spec.declaration {
+                    Some(decl) => {
+                        registry.register(&spec.name, decl.clone());
+                        let a = availability::availability(decl, platform.as_ref());
+                        let m = availability::message(decl, &a);
+                        (Some(a), m)
+                    }
+                    None => (None, None),
+                };
+                ServerRecord {
+                    spec,
+                    availability,
+                    message,
+                }
+            })
+            .collect();
+
+        let skills = gate_skills(skill_sources, &servers, &registry, &mut problems);
+        let gpu = gpu_class(platform.as_ref());
+        Ok(Host {
+            platform,
+            plugins,
+            servers,
+            skills,
+            problems,
+            warnings,
+            registry,
+            client: McpClient::with_options(options.client),
+            gpu,
+        })
+    }
+
+    /// Connects every enabled server whose declaration is offerable (in
+    /// parallel, each under its own `connect_timeout`); servers that are not
+    /// offerable are never spawned. Idempotent: connected servers are kept,
+    /// failed ones are retried.
+    pub async fn discover(&self) -> mcp::DiscoveryReport {
+        self.discover_only(|_| true).await
+    }
+
+    /// [`Host::discover`] limited to the servers `wanted` selects (the CLI's
+    /// `call` connects only the server that owns the tool).
+    pub async fn discover_only(&self, wanted: impl Fn(&ServerSpec) -> bool) -> mcp::DiscoveryReport {
+        let specs: Vec<ServerSpec> = self
+            .servers
+            .iter()
+            .filter(|s| wanted(&s.spec))
+            .map(|s| s.spec.clone())
+            .collect();
+        let servers = &self.servers;
+        self.client
+            .connect_all(&specs, |spec| {
+                servers
+                    .iter()
+                    .find(|s| s.spec.name == spec.name)
+                    .is_some_and(ServerRecord::offerable)
+            })
+            .await
+    }
+
+    /// The tools offered now: tools of connected servers whose declaration is
+    /// offerable (the MCP gate, `spec/declarations.md` §8).
+    pub fn offered_tools(&self) -> Vec<ToolInfo> {
+        self.client
+            .tools()
+            .into_iter()
+            .filter(|t| self.server(&t.server).is_some_and(ServerRecord::offerable))
+            .collect()
+    }
+
+    /// Calls an offered tool by its registered name (`mcp_<server>_<tool>`)
+    /// with JSON object arguments. Errors: [`CallError`] (unknown tool, not
+    /// connected, timeout after the server's `timeout` seconds, transport).
+    pub async fn call(&self, name: &str, args: serde_json::Value) -> Result<CallResult, CallError> {
+        if let Some(t) = self.client.tool(name)
+            && !self.server(&t.server).is_some_and(ServerRecord::offerable)
+        {
+            return Err(CallError::NotConnected {
+                server: t.server,
+                state: ConnectionState::Gated,
+            });
+        }
+        self.client.call(name, args).await
+    }
+
+    /// Every skill with the gate's decision.
+    pub fn skills(&self) -> &[SkillRecord] {
+        &self.skills
+    }
+
+    /// The skills the `requires_apps` gate shows.
+    pub fn visible_skills(&self) -> Vec<&SkillRecord> {
+        self.skills.iter().filter(|s| s.visible).collect()
+    }
+
+    /// Every configured server, config-file servers first, then plugins'.
+    pub fn servers(&self) -> &[ServerRecord] {
+        &self.servers
+    }
+
+    /// The server named `name`.
+    pub fn server(&self, name: &str) -> Option<&ServerRecord> {
+        self.servers.iter().find(|s| s.spec.name == name)
+    }
+
+    /// Loaded plugins, in load order.
+    pub fn plugins(&self) -> &[PluginRecord] {
+        &self.plugins
+    }
+
+    /// Load problems: a plugin file that failed, a bad server entry, a name
+    /// clash; one line each, naming the file and field.
+    pub fn problems(&self) -> &[String] {
+        &self.problems
+    }
+
+    /// Non-fatal notes (an unset `${VAR}`).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// The declaration registry (server name → declaration).
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// The GPU class of the evaluated machine (`spec/declarations.md` §5).
+    pub fn gpu_class(&self) -> GpuClass {
+        self.gpu
+    }
+
+    /// The OS family being evaluated.
+    pub fn os_family(&self) -> OsFamily {
+        self.platform.os_family()
+    }
+
+    /// A snapshot for `wasmgate status` (`spec/mcp-client.md` §6). Reads
+    /// state; never connects.
+    pub fn status(&self) -> HostStatus {
+        let conn = self.client.status();
+        let servers = self
+            .servers
+            .iter()
+            .map(|s| {
+                let c = conn.iter().find(|c| c.name == s.spec.name);
+                let connection = match c {
+                    Some(c) => c.state.to_string(),
+                    None if !s.spec.enabled => "disabled".into(),
+                    None if !s.offerable() => "gated".into(),
+                    None => "not_connected".into(),
+                };
+                ServerStatusLine {
+                    name: s.spec.name.clone(),
+                    plugin: s.spec.plugin.clone(),
+                    transport: transport_name(&s.spec.transport),
+                    availability: s.availability.as_ref().map(|a| AvailabilityLine {
+                        state: a.state.as_str(),
+                        offerable: a.offerable(),
+                        version: a.version.clone(),
+                        path: a.path.clone(),
+                        min_version: a.min_version.clone(),
+                        message: s.message.clone(),
+                    }),
+                    connection,
+                    tools: c.map(|c| c.tools.clone()).unwrap_or_default(),
+                    last_error: c.and_then(|c| c.last_error.clone()),
+                    server_info: c.and_then(|c| c.server_info.clone()),
+                }
+            })
+            .collect();
+        HostStatus {
+            os_family: self.platform.os_family().as_str(),
+            gpu_class: self.gpu.as_str(),
+            plugins: self.plugins.clone(),
+            servers,
+            skills: self.skills.clone(),
+            problems: self.problems.clone(),
+        }
+    }
+
+    /// Ends every server session and child process.
+    pub async fn shutdown(&self) {
+        self.client.shutdown().await;
+    }
+}
+
+/// `wasmgate status --json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct HostStatus {
+    /// OS family evaluated.
+    pub os_family: &'static str,
+    /// `gpu_class()` of that machine.
+    pub gpu_class: &'static str,
+    /// Loaded plugins.
+    pub plugins: Vec<PluginRecord>,
+    /// Every configured server, in order.
+    pub servers: Vec<ServerStatusLine>,
+    /// Every skill with its gate decision.
+    pub skills: Vec<SkillRecord>,
+    /// Load problems (`<where>: <field path> …`).
+    pub problems: Vec<String>,
+}
+
+/// One server in [`HostStatus`].
+#[derive(Debug, Clone, Serialize)]
+pub struct ServerStatusLine {
+    /// Configured server name.
+    pub name: String,
+    /// Plugin that brought it (`null` for config servers).
+    pub plugin: Option<String>,
+    /// `stdio`, `http` or `app_endpoint`.
+    pub transport: &'static str,
+    /// `null` when the server has no declaration.
+    pub availability: Option<AvailabilityLine>,
+    /// `connected`, `connecting`, `failed`, `disabled`, `gated`, or
+    /// `not_connected` (offerable, discovery not run).
+    pub connection: String,
+    /// Registered tool names.
+    pub tools: Vec<String>,
+    /// Last connect error, redacted.
+    pub last_error: Option<String>,
+    /// `name version` from `initialize`.
+    pub server_info: Option<String>,
+}
+
+/// Availability as `status` prints it (the fields of `wasmgate availability`).
+#[derive(Debug, Clone, Serialize)]
+pub struct AvailabilityLine {
+    /// The state.
+    pub state: &'static str,
+    /// `available` or `no_requirements`.
+    pub offerable: bool,
+    /// Version read.
+    pub version: Option<String>,
+    /// Where found or first looked for.
+    pub path: Option<String>,
+    /// `requires.min_version`.
+    pub min_version: Option<String>,
+    /// The user-facing sentence when not offerable.
+    pub message: Option<String>,
+}
+
+fn transport_name(t: &Transport) -> &'static str {
+    match t {
+        Transport::Stdio { .. } => "stdio",
+        Transport::Http { .. } => "http",
+        Transport::AppEndpoint => "app_endpoint",
+    }
+}
+
+/// Validates the manifest value a component returned with the same
+/// validator as `plugin.yaml` (`spec/declarations.md` §2a).
+pub fn validate_component(p: &LoadedPlugin, os: OsFamily) -> ManifestResult {
+    let _ = os;
+    let ctx = ManifestContext {
+        allow_custom_version: true,
+        ..ManifestContext::new(p.file.display().to_string(), p.dir.clone())
+    };
+    manifest::manifest_from_value(&p.manifest, &ctx)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn accept(
+    r: ManifestResult,
+    file: &Path,
+    kind: &'static str,
+    plugins: &mut Vec<PluginRecord>,
+    servers: &mut Vec<ServerSpec>,
+    skills: &mut Vec<(String, SkillSource)>,
+    problems: &mut Vec<String>,
+    warnings: &mut Vec<String>,
+) {
+    problems.extend(r.errors.iter().map(ToString::to_string));
+    warnings.extend(r.warnings);
+    let Some(m) = r.manifest else { return };
+    if plugins.iter().any(|p| p.name == m.name) {
+        problems.push(format!(
+            "{}: name '{}' is already used by another plugin; it is left out",
+            file.display(),
+            m.name
+        ));
+        return;
+    }
+    plugins.push(PluginRecord {
+        name: m.name.clone(),
+        version: m.version.clone(),
+        file: file.to_path_buf(),
+        kind,
+        servers: m.servers.iter().map(|s| s.name.clone()).collect(),
+    });
+    servers.extend(m.servers);
+    skills.extend(m.skills.into_iter().map(|s| (m.name.clone(), s)));
+}
+
+fn gate_skills(
+    sources: Vec<(String, SkillSource)>,
+    servers: &[ServerRecord],
+    registry: &Registry,
+    problems: &mut Vec<String>,
+) -> Vec<SkillRecord> {
+    // Skill gate (§8): a name must resolve by lookup to a declaration, and
+    // that declaration must be offerable; unknown names fail closed.
+    let lookup = |name: &str| -> Option<bool> {
+        registry.lookup(name)?;
+        servers
+            .iter()
+            .find(|s| s.spec.name == name)
+            .map(ServerRecord::offerable)
+    };
+    let mut out = Vec::new();
+    for (plugin, source) in sources {
+        let (name, markdown) = match source {
+            SkillSource::Inline { name, markdown } => (name, markdown),
+            SkillSource::Loaded { path, markdown } => (skill_name_from_path(&path), markdown),
+            SkillSource::File { path } => {
+                problems.push(format!("{}: skill file was not read", path.display()));
+                continue;
+            }
+        };
+        match skills::parse_skill(&name, &markdown) {
+            Ok(skill) => {
+                let gate = skills::gate(&skill, lookup);
+                let hidden_because = match &gate {
+                    SkillGate::Visible => Vec::new(),
+                    SkillGate::Hidden(r) => r.iter().map(ToString::to_string).collect(),
+                };
+                out.push(SkillRecord {
+                    plugin,
+                    name: skill.name.clone(),
+                    description: skill.description.clone(),
+                    requires_apps: skill.requires_apps.clone(),
+                    visible: gate.is_visible(),
+                    hidden_because,
+                    markdown,
+                });
+            }
+            Err(e) => problems.push(format!("plugin '{plugin}': {e}")),
+        }
+    }
+    out
+}
+
+/// `skills/git/SKILL.md` → `git`; a file named otherwise → its stem.
+fn skill_name_from_path(path: &Path) -> String {
+    let is_skill_md = path
+        .file_name()
+        .is_some_and(|n| n.eq_ignore_ascii_case("SKILL.md"));
+    let named = if is_skill_md {
+        path.parent().and_then(Path::file_name)
+    } else {
+        path.file_stem()
+    };
+    named.map_or_else(|| "skill".into(), |n| n.to_string_lossy().into_owned())
+}
+
+/// Splits plugin folders into component folders and `plugin.yaml` files.
+fn scan_plugin_dirs(dirs: &[PathBuf], problems: &mut Vec<String>) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let mut wasm_dirs = Vec::new();
+    let mut yaml = Vec::new();
+    for dir in dirs {
+        if !dir.is_dir() {
+            problems.push(format!("{}: plugin folder not found", dir.display()));
+            continue;
+        }
+        wasm_dirs.push(dir.clone());
+        let direct = dir.join("plugin.yaml");
+        if direct.is_file() {
+            yaml.push(direct);
+        }
+        let Ok(rd) = std::fs::read_dir(dir) else { continue };
+        let mut subs: Vec<PathBuf> = rd
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_dir())
+            .collect();
+        subs.sort();
+        for sub in subs {
+            let y = sub.join("plugin.yaml");
+            // A folder with a component is a component plugin; its
+            // plugin.yaml (if any) is documentation, not a second plugin.
+            if y.is_file() && !has_wasm(&sub) {
+                yaml.push(y);
+            }
+        }
+    }
+    (wasm_dirs, yaml)
+}
+
+fn has_wasm(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|rd| {
+        rd.filter_map(Result::ok)
+            .any(|e| e.path().extension().is_some_and(|x| x == "wasm"))
+    })
+}
+
+fn wasm_dirs_have_components(dirs: &[PathBuf]) -> bool {
+    dirs.iter().any(|d| {
+        has_wasm(d)
+            || std::fs::read_dir(d).is_ok_and(|rd| {
+                rd.filter_map(Result::ok)
+                    .any(|e| e.path().is_dir() && has_wasm(&e.path()))
+            })
+    })
+}
