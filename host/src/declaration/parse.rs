@@ -18,7 +18,8 @@ use super::model::{
     VersionKind,
 };
 use super::value::{
-    describe, did_you_mean, falsy_or_text, is_falsy, key_text, quoted_list, unknown_keys_message,
+    describe, did_you_mean, falsy_or_text, hint_for, is_falsy, key_text, quoted_list,
+    unknown_keys_message,
 };
 use std::fmt;
 use yaml_serde::{Mapping, Value};
@@ -120,12 +121,8 @@ fn parse_app(server: &str, v: &Value, opts: ParseOptions) -> R<Option<Vec<AppDef
             "has unknown OS keys {}; use ('win32', 'darwin', 'linux')",
             quoted_list(&unknown)
         );
-        let hints: Vec<String> = unknown
-            .iter()
-            .filter_map(|u| did_you_mean(u, &OS_KEYS).map(|c| format!("'{c}' for '{u}'")))
-            .collect();
-        if !hints.is_empty() {
-            msg.push_str(&format!("; did you mean {}?", hints.join(", ")));
+        if let Some(hint) = hint_for(&unknown, &OS_KEYS) {
+            msg.push_str(&format!("; {hint}"));
         }
         return fail("app", msg);
     }

@@ -84,8 +84,12 @@ pub fn did_you_mean<'a>(word: &str, allowed: &[&'a str]) -> Option<&'a str> {
     let lower = word.to_ascii_lowercase();
     let mut best: Option<(usize, &'a str)> = None;
     for cand in allowed {
-        let d = if lower == cand.to_ascii_lowercase() {
+        let c = cand.to_ascii_lowercase();
+        let d = if lower == c {
             0
+        } else if lower.len() >= 4 && (c.starts_with(&lower) || lower.starts_with(&c)) {
+            // `endpoint` for `endpoint_path`, `versions` for `version`.
+            1
         } else {
             strsim::damerau_levenshtein(&lower, cand)
         };
@@ -95,6 +99,26 @@ pub fn did_you_mean<'a>(word: &str, allowed: &[&'a str]) -> Option<&'a str> {
         }
     }
     best.map(|(_, c)| c)
+}
+
+/// `did you mean 'version'?` for one near miss, or `did you mean 'version'
+/// for 'versoin', 'kind' for 'knid'?` for several; `None` when nothing is close.
+pub fn hint_for(unknown: &[String], allowed: &[&str]) -> Option<String> {
+    let hints: Vec<(String, &str)> = unknown
+        .iter()
+        .filter_map(|u| did_you_mean(u, allowed).map(|c| (u.clone(), c)))
+        .collect();
+    match hints.as_slice() {
+        [] => None,
+        [(_, c)] if unknown.len() == 1 => Some(format!("did you mean '{c}'?")),
+        _ => {
+            let parts: Vec<String> = hints
+                .iter()
+                .map(|(u, c)| format!("'{c}' for '{u}'"))
+                .collect();
+            Some(format!("did you mean {}?", parts.join(", ")))
+        }
+    }
 }
 
 /// Checks a mapping's keys against `allowed` (decision 1: unknown keys are
@@ -111,12 +135,8 @@ pub fn unknown_keys_message(m: &Mapping, allowed: &[&str]) -> Option<String> {
     }
     unknown.sort();
     let mut msg = format!("has unknown keys {}", quoted_list(&unknown));
-    let hints: Vec<String> = unknown
-        .iter()
-        .filter_map(|u| did_you_mean(u, allowed).map(|c| format!("'{c}' for '{u}'")))
-        .collect();
-    if !hints.is_empty() {
-        msg.push_str(&format!("; did you mean {}?", hints.join(", ")));
+    if let Some(hint) = hint_for(&unknown, allowed) {
+        msg.push_str(&format!(" ({hint})"));
     }
     msg.push_str(&format!("; allowed: {}", allowed.join(", ")));
     Some(msg)
@@ -132,6 +152,10 @@ mod tests {
         assert_eq!(did_you_mean("versoin", &allowed), Some("version"));
         assert_eq!(did_you_mean("Location", &allowed), Some("location"));
         assert_eq!(did_you_mean("zzz", &allowed), None);
+        assert_eq!(
+            did_you_mean("endpoint", &["kind", "endpoint_path"]),
+            Some("endpoint_path")
+        );
         assert_eq!(
             did_you_mean("Linux", &["win32", "darwin", "linux"]),
             Some("linux")

@@ -385,7 +385,7 @@ fn extension_entry(d: &Value) -> Result<(Option<Value>, Option<Value>), Fail> {
         ));
     };
     if let Some(msg) = unknown_keys_message(m, &["app", "requires", "liveness"]) {
-        return Err(("server".into(), msg));
+        return Err((String::new(), msg));
     }
     let app = m.get("app").filter(|v| !v.is_null()).cloned();
     let requires = m.get("requires").filter(|v| !v.is_null()).cloned();

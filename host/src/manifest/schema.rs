@@ -458,7 +458,7 @@ pub fn server_from_value(
         ));
     };
     if let Some(msg) = unknown_keys_message(m, &SERVER_KEYS) {
-        return Err(err("server", msg));
+        return Err(err("", msg));
     }
     let get = |k: &str| m.get(k).filter(|v| !v.is_null());
 
