@@ -1,0 +1,409 @@
+//! The simulated host: a folder with `host.yaml` (the machine's facts) and
+//! `root/` (its file system), describing a machine of any OS family
+//! (`spec/simulated-host.md`).
+//!
+//! `root/` is opened with cap-std, so every file-system look stays inside it:
+//! a symbolic link that leaves `root/` (an absolute target, or `..` past the
+//! top) reads as "does not exist".
+
+use super::{
+    DisplayAdapter, FileKind, GpuCache, GpuClass, Hive, Platform, ReadError, ReadSeek,
+    UninstallEntry,
+};
+use crate::declaration::OsFamily;
+use cap_std::fs::Dir;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A `host.yaml` or `root/` that cannot be used; the text names the file
+/// and the field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimulatedHostError(pub String);
+
+impl fmt::Display for SimulatedHostError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for SimulatedHostError {}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HostYaml {
+    os: String,
+    #[serde(default)]
+    home: Option<String>,
+    #[serde(default)]
+    env: Option<BTreeMap<String, String>>,
+    #[serde(default)]
+    gpu: Option<String>,
+    #[serde(default)]
+    arch: Option<String>,
+    #[serde(default)]
+    processes: Option<Vec<u32>>,
+    #[serde(default)]
+    registry: Option<RegistryYaml>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RegistryYaml {
+    #[serde(default)]
+    uninstall: Option<Vec<UninstallYaml>>,
+    #[serde(default)]
+    display_adapters: Option<Vec<AdapterYaml>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UninstallYaml {
+    hive: String,
+    #[serde(default)]
+    view: Option<u8>,
+    key: String,
+    #[serde(rename = "DisplayName", default)]
+    display_name: Option<String>,
+    #[serde(rename = "DisplayVersion", default)]
+    display_version: Option<String>,
+    #[serde(rename = "InstallLocation", default)]
+    install_location: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AdapterYaml {
+    key: String,
+    #[serde(rename = "MatchingDeviceId", default)]
+    matching_device_id: Option<String>,
+}
+
+/// A simulated machine loaded from a folder (`spec/simulated-host.md`).
+pub struct SimulatedHost {
+    os: OsFamily,
+    home: Option<String>,
+    env: BTreeMap<String, String>,
+    gpu: Option<GpuClass>,
+    arch: Option<String>,
+    processes: Vec<u32>,
+    uninstall: Vec<UninstallEntry>,
+    display_adapters: Option<Vec<DisplayAdapter>>,
+    root: Option<Dir>,
+    calls: AtomicU64,
+    gpu_cache: GpuCache,
+}
+
+impl fmt::Debug for SimulatedHost {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SimulatedHost")
+            .field("os", &self.os)
+            .field("home", &self.home)
+            .field("gpu", &self.gpu)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SimulatedHost {
+    /// Loads `dir/host.yaml` and opens `dir/root/` (an absent `root/` is an
+    /// empty file system).
+    ///
+    /// Errors: `host.yaml` missing or not YAML, an unknown key at any level,
+    /// `os` not `win32`/`darwin`/`linux`, a `gpu` that is not a GPU class,
+    /// `arch` off darwin, `registry` off win32, a bad `hive`/`view`.
+    pub fn load(dir: &Path) -> Result<SimulatedHost, SimulatedHostError> {
+        let file = dir.join("host.yaml");
+        let where_ = file.display().to_string();
+        let text = std::fs::read_to_string(&file)
+            .map_err(|e| SimulatedHostError(format!("{where_}: cannot read: {e}")))?;
+        let y: HostYaml = yaml_serde::from_str(&text)
+            .map_err(|e| SimulatedHostError(format!("{where_}: {e}")))?;
+        let err = |field: &str, what: String| SimulatedHostError(format!("{where_}: {field} {what}"));
+        let os = OsFamily::parse(&y.os).ok_or_else(|| {
+            err(
+                "os",
+                format!("must be one of win32, darwin, linux (got {:?})", y.os),
+            )
+        })?;
+        let gpu = match &y.gpu {
+            None => None,
+            Some(g) => Some(GpuClass::parse(g).ok_or_else(|| {
+                err(
+                    "gpu",
+                    format!(
+                        "must be one of nvidia, amd, intel, apple_silicon, none, unknown (got {g:?})"
+                    ),
+                )
+            })?),
+        };
+        if y.arch.is_some() && os != OsFamily::Darwin {
+            return Err(err("arch", "is only valid with os: darwin".into()));
+        }
+        if let Some(a) = &y.arch
+            && !matches!(a.as_str(), "arm64" | "x86_64")
+        {
+            return Err(err("arch", format!("must be arm64 or x86_64 (got {a:?})")));
+        }
+        let mut uninstall = Vec::new();
+        let mut display_adapters = None;
+        if let Some(reg) = y.registry {
+            if os != OsFamily::Win32 {
+                return Err(err("registry", "is only valid with os: win32".into()));
+            }
+            for (i, e) in reg.uninstall.unwrap_or_default().into_iter().enumerate() {
+                let field = format!("registry.uninstall[{i}]");
+                let hive = match e.hive.as_str() {
+                    "HKLM" => Hive::Hklm,
+                    "HKCU" => Hive::Hkcu,
+                    other => {
+                        return Err(err(
+                            &format!("{field}.hive"),
+                            format!("must be HKLM or HKCU (got {other:?})"),
+                        ));
+                    }
+                };
+                let view = match (hive, e.view) {
+                    (_, None) | (_, Some(64)) => 64,
+                    (Hive::Hklm, Some(32)) => 32,
+                    (Hive::Hkcu, Some(32)) => {
+                        return Err(err(
+                            &format!("{field}.view"),
+                            "32 is only valid for HKLM".into(),
+                        ));
+                    }
+                    (_, Some(v)) => {
+                        return Err(err(
+                            &format!("{field}.view"),
+                            format!("must be 64 or 32 (got {v})"),
+                        ));
+                    }
+                };
+                uninstall.push(UninstallEntry {
+                    hive,
+                    view,
+                    key: e.key,
+                    display_name: e.display_name,
+                    display_version: e.display_version,
+                    install_location: e.install_location,
+                });
+            }
+            // Enumeration order of the platform contract: HKLM 64, HKLM 32,
+            // HKCU; the file's order within each (a stable sort).
+            uninstall.sort_by_key(|e| match (e.hive, e.view) {
+                (Hive::Hklm, 64) => 0,
+                (Hive::Hklm, _) => 1,
+                (Hive::Hkcu, _) => 2,
+            });
+            display_adapters = reg.display_adapters.map(|list| {
+                list.into_iter()
+                    .map(|a| DisplayAdapter {
+                        key: a.key,
+                        matching_device_id: a.matching_device_id,
+                    })
+                    .collect()
+            });
+        }
+        let root_path = dir.join("root");
+        let root = if root_path.exists() {
+            Some(
+                Dir::open_ambient_dir(&root_path, cap_std::ambient_authority()).map_err(|e| {
+                    SimulatedHostError(format!("{}: cannot open: {e}", root_path.display()))
+                })?,
+            )
+        } else {
+            None
+        };
+        let env = y.env.unwrap_or_default();
+        Ok(SimulatedHost {
+            os,
+            home: y.home,
+            env,
+            gpu,
+            arch: y.arch,
+            processes: y.processes.unwrap_or_default(),
+            uninstall,
+            display_adapters,
+            root,
+            calls: AtomicU64::new(0),
+            gpu_cache: GpuCache::new(),
+        })
+    }
+
+    /// Maps a path of the evaluated OS family to a path relative to `root/`
+    /// (`/opt/x` → `opt/x`; win32 `C:\x` → `C/x`). `None` for relative paths
+    /// and paths with a `..` segment.
+    fn map(&self, path: &str) -> Option<PathBuf> {
+        let segments: Vec<&str> = match self.os {
+            OsFamily::Win32 => {
+                let b = path.as_bytes();
+                if b.len() < 3 || !b[0].is_ascii_alphabetic() || b[1] != b':' {
+                    return None;
+                }
+                if b[2] != b'\\' && b[2] != b'/' {
+                    return None;
+                }
+                let drive = &path[..1];
+                let mut v = vec![drive];
+                v.extend(path[3..].split(['\\', '/']));
+                let mut rel = PathBuf::from(drive.to_ascii_uppercase());
+                for s in &v[1..] {
+                    match *s {
+                        "" | "." => {}
+                        ".." => return None,
+                        s => rel.push(s),
+                    }
+                }
+                return Some(rel);
+            }
+            _ => {
+                let rest = path.strip_prefix('/')?;
+                rest.split('/').collect()
+            }
+        };
+        let mut rel = PathBuf::from(".");
+        for s in segments {
+            match s {
+                "" | "." => {}
+                ".." => return None,
+                s => rel.push(s),
+            }
+        }
+        Some(rel)
+    }
+
+    fn count(&self) {
+        self.calls.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn open_std(&self, path: &str) -> io::Result<cap_std::fs::File> {
+        let root = self.root.as_ref().ok_or_else(not_found)?;
+        let rel = self.map(path).ok_or_else(not_found)?;
+        let f = root.open(rel)?;
+        if !f.metadata()?.is_file() {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a regular file"));
+        }
+        Ok(f)
+    }
+}
+
+fn not_found() -> io::Error {
+    io::Error::new(io::ErrorKind::NotFound, "no such file in the simulated host")
+}
+
+impl Platform for SimulatedHost {
+    fn os_family(&self) -> OsFamily {
+        self.os
+    }
+
+    fn home(&self) -> Option<String> {
+        self.home.clone().or_else(|| match self.os {
+            OsFamily::Win32 => self.env_var("USERPROFILE"),
+            _ => self.env_var("HOME"),
+        })
+    }
+
+    fn env_var(&self, name: &str) -> Option<String> {
+        if self.os == OsFamily::Win32 {
+            self.env
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.clone())
+        } else {
+            self.env.get(name).cloned()
+        }
+    }
+
+    fn metadata(&self, path: &str) -> Option<FileKind> {
+        self.count();
+        let root = self.root.as_ref()?;
+        let rel = self.map(path)?;
+        let m = root.metadata(rel).ok()?;
+        Some(if m.is_file() {
+            FileKind::File {
+                executable: self.os != OsFamily::Win32 && exec_bit(&m),
+            }
+        } else if m.is_dir() {
+            FileKind::Dir
+        } else {
+            FileKind::Other
+        })
+    }
+
+    fn read_file(&self, path: &str, max_bytes: u64) -> Result<Vec<u8>, ReadError> {
+        self.count();
+        let f = self.open_std(path).map_err(ReadError::Io)?;
+        read_bounded(f, max_bytes)
+    }
+
+    fn open_file(&self, path: &str) -> io::Result<Box<dyn ReadSeek>> {
+        self.count();
+        Ok(Box::new(self.open_std(path)?))
+    }
+
+    fn list_dir(&self, path: &str) -> io::Result<Vec<String>> {
+        self.count();
+        let root = self.root.as_ref().ok_or_else(not_found)?;
+        let rel = self.map(path).ok_or_else(not_found)?;
+        let mut names = Vec::new();
+        for entry in root.read_dir(rel)? {
+            names.push(entry?.file_name().to_string_lossy().into_owned());
+        }
+        Ok(names)
+    }
+
+    fn uninstall_entries(&self) -> Vec<UninstallEntry> {
+        self.uninstall.clone()
+    }
+
+    fn display_adapters(&self) -> Option<Vec<DisplayAdapter>> {
+        self.display_adapters.clone()
+    }
+
+    fn native_arch(&self) -> Option<String> {
+        self.arch.clone()
+    }
+
+    fn stated_gpu_class(&self) -> Option<GpuClass> {
+        self.gpu
+    }
+
+    fn process_alive(&self, pid: u32) -> bool {
+        self.processes.contains(&pid)
+    }
+
+    fn fs_calls(&self) -> u64 {
+        self.calls.load(Ordering::Relaxed)
+    }
+
+    fn gpu_cache(&self) -> &GpuCache {
+        &self.gpu_cache
+    }
+}
+
+#[cfg(unix)]
+fn exec_bit(m: &cap_std::fs::Metadata) -> bool {
+    use cap_std::fs::PermissionsExt;
+    m.permissions().mode() & 0o111 != 0
+}
+
+#[cfg(not(unix))]
+fn exec_bit(_m: &cap_std::fs::Metadata) -> bool {
+    // A simulated POSIX host laid out on a Windows file system has no
+    // execute bits to read; treat regular files as executable.
+    true
+}
+
+/// Reads at most `max_bytes` bytes; a longer file is refused.
+pub(super) fn read_bounded<R: Read>(r: R, max_bytes: u64) -> Result<Vec<u8>, ReadError> {
+    let mut buf = Vec::new();
+    r.take(max_bytes.saturating_add(1))
+        .read_to_end(&mut buf)
+        .map_err(ReadError::Io)?;
+    if buf.len() as u64 > max_bytes {
+        return Err(ReadError::TooLarge { limit: max_bytes });
+    }
+    Ok(buf)
+}

@@ -1,0 +1,331 @@
+//! Liveness `server_json` (`spec/declarations.md` §7, reference §5): the
+//! runtime file a running application writes with its pid, its loopback URL
+//! and a bearer token, and the `initialize` probe over loopback HTTP.
+//!
+//! The token is held in a [`Token`], whose `Debug` prints `<redacted>` and
+//! which has no `Display` or `Serialize`: it leaves this module only as the
+//! `Authorization` header of [`probe_initialize`] (or through
+//! [`Token::expose`] for the MCP transport, to the same verified loopback URL).
+
+use super::expand::{expand, is_absolute};
+use crate::declaration::{AppDef, Liveness};
+use crate::platform::Platform;
+use std::fmt;
+use std::io::{Read, Write};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+/// Largest runtime file read, in bytes (spec §7).
+pub const SERVER_JSON_LIMIT: u64 = 64 * 1024;
+
+/// Largest pid accepted (reference §5.1, hardened).
+const MAX_PID: u64 = 0x7FFF_FFFF;
+
+/// The state of one observation (reference §1.7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Check {
+    /// Not looked at (liveness is not `server_json`, or an earlier step failed).
+    NotChecked,
+    /// Looked at and true.
+    Present,
+    /// Looked at and false.
+    Absent,
+    /// Could not be decided from what was read (no pid, a URL that is not
+    /// plain loopback http, a token that is not header-safe, …).
+    Unavailable,
+}
+
+/// A bearer token from a runtime file. Never printed: `Debug` shows
+/// `<redacted>`; there is no `Display`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Token(String);
+
+impl Token {
+    /// The secret, for the `Authorization` header to the verified loopback
+    /// endpoint only.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// `true` when the runtime file carried no token.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl fmt::Debug for Token {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
+/// A running application's MCP endpoint: plain `http` on loopback.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Endpoint {
+    /// `http://<host>:<port><endpoint_path>`, the host as the file wrote it
+    /// (`127.0.0.1`, `localhost`, `[::1]`).
+    pub url: String,
+    /// The address dialled: `localhost` is dialled as 127.0.0.1, never
+    /// resolved by name.
+    pub dial: SocketAddr,
+    /// The declared `endpoint_path` (the file's own path is discarded).
+    pub path: String,
+    /// The bearer token (may be empty).
+    pub token: Token,
+}
+
+impl fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("url", &self.url)
+            .field("dial", &self.dial)
+            .field("token", &self.token)
+            .finish()
+    }
+}
+
+/// What one read of the runtime file found (reference §5.4, local effort).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LivenessReport {
+    /// The pid check.
+    pub running: Check,
+    /// The URL check.
+    pub endpoint_state: Check,
+    /// The endpoint, only when `running` and `endpoint_state` are `Present`.
+    pub endpoint: Option<Endpoint>,
+    /// Human text about the outcome; never contains the token.
+    pub detail: String,
+}
+
+impl LivenessReport {
+    fn not_checked() -> LivenessReport {
+        LivenessReport {
+            running: Check::NotChecked,
+            endpoint_state: Check::NotChecked,
+            endpoint: None,
+            detail: "liveness is not server_json".into(),
+        }
+    }
+
+    fn no_session(detail: &str) -> LivenessReport {
+        LivenessReport {
+            running: Check::Absent,
+            endpoint_state: Check::Absent,
+            endpoint: None,
+            detail: detail.into(),
+        }
+    }
+}
+
+/// Reads the app's `server_json` runtime file afresh (spec §7): at most
+/// 64 KiB, a JSON object; the pid (an integer, not a boolean, in 1..=2³¹−1)
+/// must be alive; the URL must be plain `http` to `127.0.0.1`, `localhost`
+/// or `::1` with a numeric port and no userinfo; the declared
+/// `endpoint_path` replaces the file's path; a token that is not header-safe
+/// is refused.
+pub fn read_server_json(app: &AppDef, platform: &dyn Platform) -> LivenessReport {
+    let Liveness::ServerJson {
+        path,
+        pid_key,
+        url_key,
+        token_key,
+        endpoint_path,
+    } = &app.liveness
+    else {
+        return LivenessReport::not_checked();
+    };
+    let os = platform.os_family();
+    let e = expand(path.trim(), platform);
+    if !e.complete || !is_absolute(&e.text, os) {
+        return LivenessReport::no_session("runtime file path does not expand to an absolute path");
+    }
+    let Ok(bytes) = platform.read_file(&e.text, SERVER_JSON_LIMIT) else {
+        return LivenessReport::no_session("runtime file missing, unreadable or over 64 KiB");
+    };
+    let Ok(serde_json::Value::Object(obj)) = serde_json::from_slice::<serde_json::Value>(&bytes)
+    else {
+        return LivenessReport::no_session("runtime file is not a JSON object");
+    };
+    let pid = obj
+        .get(pid_key.as_str())
+        .and_then(serde_json::Value::as_u64)
+        .filter(|p| (1..=MAX_PID).contains(p));
+    let url = obj
+        .get(url_key.as_str())
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("");
+    let token = obj
+        .get(token_key.as_str())
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("");
+    let running = match pid {
+        None => Check::Unavailable,
+        Some(p) if platform.process_alive(p as u32) => Check::Present,
+        Some(_) => Check::Absent,
+    };
+    let (endpoint_state, endpoint, detail) = match compose_endpoint(url, endpoint_path) {
+        Err(why) => (Check::Unavailable, None, why.to_string()),
+        Ok(_) if !header_safe(token) => (
+            Check::Unavailable,
+            None,
+            "token is not header-safe".to_string(),
+        ),
+        Ok((url, dial)) => (
+            Check::Present,
+            Some(Endpoint {
+                url,
+                dial,
+                path: endpoint_path.clone(),
+                token: Token(token.to_string()),
+            }),
+            String::new(),
+        ),
+    };
+    let detail = match (running, detail.is_empty()) {
+        (Check::Unavailable, _) => "no usable pid in runtime file".to_string(),
+        (Check::Absent, _) => "process is not running".to_string(),
+        (_, false) => detail,
+        _ => "running".to_string(),
+    };
+    LivenessReport {
+        running,
+        endpoint_state,
+        endpoint: if running == Check::Present {
+            endpoint
+        } else {
+            None
+        },
+        detail,
+    }
+}
+
+/// A token may travel in a header when it is printable ASCII without spaces
+/// (no CR/LF that could inject headers).
+fn header_safe(token: &str) -> bool {
+    token.bytes().all(|b| (0x21..=0x7E).contains(&b))
+}
+
+/// `endpoint_path` rule of reference §2.2 (hardened), checked again here so
+/// the composed URL can never move to another authority.
+fn plain_endpoint_path(p: &str) -> bool {
+    p.starts_with('/')
+        && p.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._~/-".contains(&b))
+        && !p.split('/').any(|s| s == "..")
+}
+
+/// Validates a runtime file URL and composes the endpoint URL and the
+/// address to dial. Errors are short reasons without the URL's secrets.
+pub fn compose_endpoint(
+    url: &str,
+    endpoint_path: &str,
+) -> Result<(String, SocketAddr), &'static str> {
+    if url.is_empty() {
+        return Err("no url in runtime file");
+    }
+    if !plain_endpoint_path(endpoint_path) {
+        return Err("endpoint path must be a plain path on loopback");
+    }
+    let rest = match url.get(..7) {
+        Some(s) if s.eq_ignore_ascii_case("http://") => &url[7..],
+        _ => return Err("url is not plain http"),
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    if authority.contains('@') {
+        return Err("url carries userinfo");
+    }
+    let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
+        let Some((h, after)) = v6.split_once(']') else {
+            return Err("malformed url");
+        };
+        let Some(port) = after.strip_prefix(':') else {
+            return Err("url has no port");
+        };
+        (h, port)
+    } else {
+        match authority.split_once(':') {
+            Some((h, port)) if !port.contains(':') => (h, port),
+            Some(_) => return Err("malformed url"),
+            None => return Err("url has no port"),
+        }
+    };
+    if port.is_empty() || port.len() > 5 || !port.bytes().all(|b| b.is_ascii_digit()) {
+        return Err("url port is not a number in 1..65535");
+    }
+    let port: u16 = match port.parse() {
+        Ok(p) if p > 0 => p,
+        _ => return Err("url port is not a number in 1..65535"),
+    };
+    let host = host.to_ascii_lowercase();
+    let (shown, ip) = match host.as_str() {
+        "127.0.0.1" => ("127.0.0.1", IpAddr::V4(Ipv4Addr::LOCALHOST)),
+        "localhost" => ("localhost", IpAddr::V4(Ipv4Addr::LOCALHOST)),
+        "::1" => ("[::1]", IpAddr::V6(Ipv6Addr::LOCALHOST)),
+        _ => return Err("url host is not loopback"),
+    };
+    Ok((
+        format!("http://{shown}:{port}{endpoint_path}"),
+        SocketAddr::new(ip, port),
+    ))
+}
+
+/// The `initialize` probe (reference §5.5): one HTTP POST of an MCP
+/// `initialize` request to the endpoint, with the bearer token when there is
+/// one, under one deadline for connect, send and the status line (the body is
+/// not read). 200, 401 or 403 → `Present` (something MCP-shaped answers);
+/// other statuses, timeouts and connection errors → `Absent`; an endpoint
+/// whose dial address is not loopback → `Unavailable` (nothing is sent).
+pub fn probe_initialize(endpoint: &Endpoint, deadline: Duration) -> Check {
+    if !endpoint.dial.ip().is_loopback() || !plain_endpoint_path(&endpoint.path) {
+        return Check::Unavailable;
+    }
+    let token = endpoint.token.expose();
+    if !header_safe(token) {
+        return Check::Unavailable;
+    }
+    let deadline = deadline.max(Duration::from_millis(100));
+    let until = Instant::now() + deadline;
+    let left = || until.saturating_duration_since(Instant::now());
+    let Ok(mut stream) = TcpStream::connect_timeout(&endpoint.dial, deadline) else {
+        return Check::Absent;
+    };
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"wasmgate","version":"probe"}}}"#;
+    let auth = if token.is_empty() {
+        String::new()
+    } else {
+        format!("Authorization: Bearer {token}\r\n")
+    };
+    let request = format!(
+        "POST {} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n{auth}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        endpoint.path,
+        endpoint.dial,
+        body.len()
+    );
+    let timeout = |d: Duration| Some(d.max(Duration::from_millis(1)));
+    if stream.set_write_timeout(timeout(left())).is_err()
+        || stream.write_all(request.as_bytes()).is_err()
+    {
+        return Check::Absent;
+    }
+    drop(request);
+    let mut head = Vec::new();
+    let mut buf = [0u8; 256];
+    while !head.windows(2).any(|w| w == b"\r\n") && head.len() < 1024 {
+        if left().is_zero() || stream.set_read_timeout(timeout(left())).is_err() {
+            return Check::Absent;
+        }
+        match stream.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => head.extend_from_slice(&buf[..n]),
+        }
+    }
+    let line = String::from_utf8_lossy(&head);
+    let status = line
+        .strip_prefix("HTTP/1.")
+        .and_then(|s| s.get(2..5))
+        .and_then(|s| s.parse::<u16>().ok());
+    match status {
+        Some(200 | 401 | 403) => Check::Present,
+        _ => Check::Absent,
+    }
+}
