@@ -58,7 +58,7 @@ pub mod __bindings {
         pub_export_macro: true,
         export_macro_name: "__export_wasmgate_plugin_world",
         default_bindings_module: "::wasmgate_sdk::__bindings",
-        runtime_path: "::wasmgate_sdk::__wit_bindgen",
+        runtime_path: "::wasmgate_sdk::__wit_bindgen::rt",
     });
 }
 

@@ -59,14 +59,3 @@ pub fn host_os() -> OsFamily {
 pub fn log(level: LogLevel, message: &str) {
     host::log(level, message)
 }
-
-impl std::fmt::Display for ProbeError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ProbeError::Denied(m) => write!(f, "denied: {m}"),
-            ProbeError::NotFound(m) => write!(f, "not found: {m}"),
-            ProbeError::TooLarge(m) => write!(f, "too large: {m}"),
-            ProbeError::Io(m) => write!(f, "i/o error: {m}"),
-        }
-    }
-}
