@@ -1,1 +1,197 @@
-fn main() {}
+//! `cargo xtask <command>`: build steps that plain `cargo` cannot express.
+//!
+//! - `plugins` — builds the example plugin components (wasm32-wasip2,
+//!   release) and the native servers they ship, and lays them out in
+//!   `target/plugins/<plugin>/` ready for `wasmgate --plugins target/plugins`.
+//! - `hostile-plugins` — builds the hostile test components of
+//!   `tests/hostile-plugins/` into `target/hostile-plugins/<name>.wasm`.
+//!
+//! Nested builds use their own target folder, `target/guest`, so they never
+//! wait on the lock of an outer `cargo` (e.g. `cargo test` calling this).
+
+use anyhow::{Context, Result, bail};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The wasm target every plugin is built for.
+const WASM_TARGET: &str = "wasm32-wasip2";
+
+/// An example plugin: its crate, and the name of its folder and component
+/// under `target/plugins/`.
+struct ExamplePlugin {
+    package: &'static str,
+    name: &'static str,
+    /// Native binaries (workspace packages with a bin of the same name)
+    /// shipped beside the component, reached as `${PLUGIN_DIR}/<bin>`.
+    ships: &'static [&'static str],
+}
+
+const EXAMPLE_PLUGINS: &[ExamplePlugin] = &[
+    ExamplePlugin {
+        package: "plugin-git",
+        name: "git",
+        ships: &["git-mcp-server"],
+    },
+    ExamplePlugin {
+        package: "plugin-blender",
+        name: "blender",
+        ships: &[],
+    },
+    ExamplePlugin {
+        package: "plugin-gpu-render",
+        name: "gpu-render",
+        ships: &[],
+    },
+];
+
+/// Hostile test components (`tests/hostile-plugins/<name>`, package
+/// `hostile-<name>`).
+const HOSTILE_PLUGINS: &[&str] = &["infinite-loop", "memory-bomb", "trap", "other-version"];
+
+enum Cmd {
+    Plugins,
+    HostilePlugins,
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let cmd = match args.first().map(String::as_str) {
+        Some("plugins") => Cmd::Plugins,
+        Some("hostile-plugins") => Cmd::HostilePlugins,
+        _ => {
+            eprintln!(
+                "usage: cargo xtask <command>\n\n\
+                 commands:\n  \
+                 plugins          build the example plugins into target/plugins/\n  \
+                 hostile-plugins  build the hostile test plugins into target/hostile-plugins/"
+            );
+            std::process::exit(2);
+        }
+    };
+    let result = match cmd {
+        Cmd::Plugins => plugins().map(|dir| println!("plugins ready in {}", dir.display())),
+        Cmd::HostilePlugins => {
+            hostile_plugins().map(|dir| println!("hostile plugins ready in {}", dir.display()))
+        }
+    };
+    if let Err(e) = result {
+        eprintln!("xtask: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+/// The workspace root (the parent of this crate).
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives one level below the workspace root")
+        .to_path_buf()
+}
+
+fn cargo() -> Command {
+    let mut c = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    c.current_dir(root());
+    c.env("CARGO_TARGET_DIR", guest_target_dir());
+    c
+}
+
+fn guest_target_dir() -> PathBuf {
+    root().join("target").join("guest")
+}
+
+fn run(mut c: Command) -> Result<()> {
+    let shown = format!("{c:?}");
+    let status = c.status().with_context(|| format!("cannot run {shown}"))?;
+    if !status.success() {
+        bail!("{shown} failed with {status}");
+    }
+    Ok(())
+}
+
+/// `rustup target add wasm32-wasip2`, so a fresh machine with only the Rust
+/// toolchain can build components. Without rustup the toolchain must
+/// already have the target; the build below says so if it does not.
+fn ensure_wasm_target() -> Result<()> {
+    let mut c = Command::new("rustup");
+    c.current_dir(root()).args(["target", "add", WASM_TARGET]);
+    match c.status() {
+        Ok(s) if s.success() => Ok(()),
+        Ok(s) => bail!("`rustup target add {WASM_TARGET}` failed with {s}"),
+        Err(e) => {
+            eprintln!("xtask: rustup not found ({e}); assuming {WASM_TARGET} is installed");
+            Ok(())
+        }
+    }
+}
+
+/// Builds `packages` as release wasm32-wasip2 components.
+fn build_wasm(packages: &[&str]) -> Result<PathBuf> {
+    ensure_wasm_target()?;
+    let mut c = cargo();
+    c.args(["build", "--release", "--target", WASM_TARGET]);
+    for p in packages {
+        c.args(["--package", p]);
+    }
+    run(c)?;
+    Ok(guest_target_dir().join(WASM_TARGET).join("release"))
+}
+
+fn copy(from: &Path, to: &Path) -> Result<()> {
+    // Write beside, then rename: a reader never sees half a file.
+    let tmp = to.with_extension("tmp-xtask");
+    std::fs::copy(from, &tmp)
+        .with_context(|| format!("copy {} to {}", from.display(), tmp.display()))?;
+    std::fs::rename(&tmp, to).with_context(|| format!("rename to {}", to.display()))?;
+    Ok(())
+}
+
+/// Builds and lays out `target/plugins/<name>/<name>.wasm` plus shipped
+/// binaries; returns `target/plugins`.
+fn plugins() -> Result<PathBuf> {
+    let packages: Vec<&str> = EXAMPLE_PLUGINS.iter().map(|p| p.package).collect();
+    let wasm_dir = build_wasm(&packages)?;
+
+    let bins: Vec<&str> = EXAMPLE_PLUGINS
+        .iter()
+        .flat_map(|p| p.ships.iter().copied())
+        .collect();
+    if !bins.is_empty() {
+        let mut c = cargo();
+        c.args(["build", "--release"]);
+        for b in &bins {
+            c.args(["--package", b, "--bin", b]);
+        }
+        run(c)?;
+    }
+    let native_dir = guest_target_dir().join("release");
+
+    let out = root().join("target").join("plugins");
+    for p in EXAMPLE_PLUGINS {
+        let dir = out.join(p.name);
+        std::fs::create_dir_all(&dir).with_context(|| format!("create {}", dir.display()))?;
+        let artifact = wasm_dir.join(format!("{}.wasm", p.package.replace('-', "_")));
+        copy(&artifact, &dir.join(format!("{}.wasm", p.name)))?;
+        for b in p.ships {
+            let exe = format!("{b}{}", std::env::consts::EXE_SUFFIX);
+            copy(&native_dir.join(&exe), &dir.join(&exe))?;
+        }
+    }
+    Ok(out)
+}
+
+/// Builds `target/hostile-plugins/<name>.wasm`; returns that folder.
+fn hostile_plugins() -> Result<PathBuf> {
+    let packages: Vec<String> = HOSTILE_PLUGINS
+        .iter()
+        .map(|n| format!("hostile-{n}"))
+        .collect();
+    let refs: Vec<&str> = packages.iter().map(String::as_str).collect();
+    let wasm_dir = build_wasm(&refs)?;
+    let out = root().join("target").join("hostile-plugins");
+    std::fs::create_dir_all(&out).with_context(|| format!("create {}", out.display()))?;
+    for (name, package) in HOSTILE_PLUGINS.iter().zip(&packages) {
+        let artifact = wasm_dir.join(format!("{}.wasm", package.replace('-', "_")));
+        copy(&artifact, &out.join(format!("{name}.wasm")))?;
+    }
+    Ok(out)
+}

@@ -1,1 +1,852 @@
-//! TODO: owned by a helper; see the issue.
+//! Plugin components: the wasmtime engine, loading, `InstancePre`, limits,
+//! and the host side of the `wasmgate:plugin@0.1.0` imports (`design.md`,
+//! "The contract" and "Sandbox and limits"; `docs/security.md`).
+//!
+//! # Plugin folders
+//!
+//! [`PluginHost::load_dirs`] takes folders. In each folder, every `*.wasm`
+//! file directly inside is one plugin, and every subfolder's `*.wasm` files
+//! (one level down) are plugins too: `target/plugins/git/git.wasm` and
+//! `plugins/blender.wasm` both load. `${PLUGIN_DIR}` in a server's command,
+//! args and env is the folder holding the `.wasm` file, so a plugin can ship
+//! its MCP server binary beside its component. Files load in name order.
+//!
+//! # Sandbox
+//!
+//! One [`Engine`] with epoch interruption and a ticker thread; a fresh
+//! [`Store`] per call from a cached `InstancePre`, with an epoch deadline,
+//! a memory cap ([`StoreLimits`]) and bounded host-call data. WASI p2 is
+//! linked with nothing granted: no preopens, env, args or network; stdout
+//! and stderr are captured (bounded) and logged with the plugin's name.
+//! The `host` import reads files only inside the grant of a probe call.
+
+mod convert;
+mod engine;
+mod grant;
+mod output;
+
+pub use grant::ProbeGrant;
+
+use crate::declaration::OsFamily;
+use engine::EpochTicker;
+use output::CapturedOutput;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
+use wasmtime::{Engine, ResourceLimiter, Store, StoreLimits, StoreLimitsBuilder, Trap};
+use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+
+/// Host bindings generated from `wit/plugin.wit`.
+#[allow(missing_docs)]
+pub mod bindings {
+    wasmtime::component::bindgen!({
+        path: "../wit",
+        world: "plugin",
+    });
+}
+
+use bindings::wasmgate::plugin::types as wit;
+
+/// The contract this host implements (`wit/plugin.wit`).
+pub const CONTRACT: &str = "wasmgate:plugin@0.1.0";
+const CONTRACT_PACKAGE: &str = "wasmgate:plugin";
+const CONTRACT_VERSION: &str = "0.1.0";
+
+/// Limits and defaults of the sandbox. Every field has a default
+/// ([`HostConfig::default`]); see `docs/security.md`.
+#[derive(Debug, Clone)]
+pub struct HostConfig {
+    /// The OS family being evaluated, returned by the `os-family` import
+    /// (a simulated host may differ from the machine). Default: this machine's.
+    pub os: OsFamily,
+    /// Interval of the epoch ticker. Default 10 ms.
+    pub epoch_tick: Duration,
+    /// Deadline of one `manifest()` call, instantiation included. Default 1 s.
+    pub manifest_deadline: Duration,
+    /// Deadline of one `probe-version` call. Default 200 ms.
+    pub probe_deadline: Duration,
+    /// Largest linear memory (and table) a store may grow to, in bytes.
+    /// Default 64 MiB.
+    pub memory_limit: usize,
+    /// Most bytes a guest may pass to the host in one import call
+    /// (`Store::set_hostcall_fuel`). Default 1 MiB.
+    pub hostcall_bytes: usize,
+    /// Guest stdout and stderr kept per call, per stream, in bytes; the rest
+    /// is counted and dropped. Default 64 KiB.
+    pub output_bytes: usize,
+    /// Largest file a probe may read, in bytes (the guest may ask for less).
+    /// Default 1 MiB.
+    pub probe_read_bytes: u64,
+    /// Most entries a probe's folder listing may return. Default 4096.
+    pub probe_list_entries: u64,
+    /// Largest `.wasm` file loaded, in bytes. Default 64 MiB.
+    pub max_component_bytes: u64,
+    /// Largest manifest accepted (sum of its strings), in bytes. Default 4 MiB.
+    pub max_manifest_bytes: usize,
+}
+
+impl Default for HostConfig {
+    fn default() -> Self {
+        HostConfig {
+            os: OsFamily::current(),
+            epoch_tick: Duration::from_millis(10),
+            manifest_deadline: Duration::from_secs(1),
+            probe_deadline: Duration::from_millis(200),
+            memory_limit: 64 << 20,
+            hostcall_bytes: 1 << 20,
+            output_bytes: 64 << 10,
+            probe_read_bytes: 1 << 20,
+            probe_list_entries: 4096,
+            max_component_bytes: 64 << 20,
+            max_manifest_bytes: 4 << 20,
+        }
+    }
+}
+
+/// A plugin whose component compiled, linked and returned a manifest.
+#[derive(Clone)]
+pub struct LoadedPlugin {
+    /// Plugin name from its manifest.
+    pub name: String,
+    /// The `.wasm` file it was loaded from.
+    pub file: PathBuf,
+    /// The folder holding the `.wasm` file: the value of `${PLUGIN_DIR}`.
+    pub dir: PathBuf,
+    /// The manifest as the mapping a `plugin.yaml` holds (see
+    /// `convert.rs` for the shape); validate it with `crate::manifest`.
+    pub manifest: yaml_serde::Value,
+    pre: Arc<bindings::PluginPre<StoreState>>,
+}
+
+impl fmt::Debug for LoadedPlugin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LoadedPlugin")
+            .field("name", &self.name)
+            .field("file", &self.file)
+            .field("dir", &self.dir)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Which guest call failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GuestCall {
+    /// `manifest()` (instantiation included).
+    Manifest,
+    /// `probe-version` (instantiation included).
+    ProbeVersion,
+}
+
+impl fmt::Display for GuestCall {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            GuestCall::Manifest => "manifest()",
+            GuestCall::ProbeVersion => "probe-version()",
+        })
+    }
+}
+
+/// Why a guest call failed: which limit, or which trap.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallFailure {
+    /// The epoch deadline passed (`deadline_ms`).
+    Timeout {
+        /// The deadline, in milliseconds.
+        deadline_ms: u64,
+    },
+    /// Linear memory (or a table) would have grown past the cap.
+    MemoryLimit {
+        /// The cap, in bytes.
+        limit_bytes: usize,
+    },
+    /// The guest's wasm stack was exhausted (deep recursion).
+    StackOverflow,
+    /// Any other trap (a panic in the guest, `unreachable`, …).
+    Trap(String),
+}
+
+/// Why a `.wasm` file did not become a [`LoadedPlugin`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LoadFailure {
+    /// The file or folder could not be read.
+    Io(String),
+    /// Zero bytes.
+    Empty,
+    /// Larger than [`HostConfig::max_component_bytes`].
+    TooLarge {
+        /// File size in bytes.
+        size: u64,
+        /// The cap in bytes.
+        limit: u64,
+    },
+    /// Not WebAssembly at all (no `\0asm` header).
+    NotWasm,
+    /// A core WebAssembly module, not a component.
+    CoreModule,
+    /// A component wasmtime could not compile or validate.
+    Invalid(String),
+    /// Built against another version of the contract.
+    ContractVersion {
+        /// The version the component imports, e.g. `0.2.0`.
+        found: String,
+    },
+    /// Imports something outside the `plugin` world and WASI.
+    UnsupportedImport(String),
+    /// Does not export the `plugin` world's functions with their types, or
+    /// imports a WASI interface the host does not link.
+    Link(String),
+    /// A guest call trapped or hit a limit.
+    Call {
+        /// Which call.
+        call: GuestCall,
+        /// Why.
+        failure: CallFailure,
+    },
+    /// The manifest it returned cannot be used (too large, duplicates).
+    Manifest(String),
+}
+
+impl fmt::Display for LoadFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LoadFailure::Io(e) => write!(f, "cannot read: {e}"),
+            LoadFailure::Empty => {
+                f.write_str("empty file (0 bytes); expected a WebAssembly component")
+            }
+            LoadFailure::TooLarge { size, limit } => {
+                write!(f, "file is {size} bytes, over the {limit} byte limit")
+            }
+            LoadFailure::NotWasm => {
+                f.write_str("not a WebAssembly file (no `\\0asm` header); expected a component")
+            }
+            LoadFailure::CoreModule => f.write_str(
+                "a core WebAssembly module, not a component; build the plugin with \
+                 `cargo build --target wasm32-wasip2` (the SDK makes a component)",
+            ),
+            LoadFailure::Invalid(e) => write!(f, "invalid component: {e}"),
+            LoadFailure::ContractVersion { found } => write!(
+                f,
+                "built against {CONTRACT_PACKAGE}@{found}; this host supports {CONTRACT}"
+            ),
+            LoadFailure::UnsupportedImport(name) => write!(
+                f,
+                "imports `{name}`, which is outside the {CONTRACT} world (only its `host` \
+                 interface and WASI are provided)"
+            ),
+            LoadFailure::Link(e) => write!(f, "does not fit the {CONTRACT} world: {e}"),
+            LoadFailure::Call { call, failure } => match failure {
+                CallFailure::Timeout { deadline_ms } => {
+                    write!(
+                        f,
+                        "{call} timed out: ran past its {deadline_ms} ms deadline"
+                    )
+                }
+                CallFailure::MemoryLimit { limit_bytes } => write!(
+                    f,
+                    "{call} hit the memory limit: tried to grow past {} MiB",
+                    limit_bytes >> 20
+                ),
+                CallFailure::StackOverflow => write!(f, "{call} overflowed its stack"),
+                CallFailure::Trap(t) => write!(f, "{call} trapped: {t}"),
+            },
+            LoadFailure::Manifest(e) => write!(f, "unusable manifest: {e}"),
+        }
+    }
+}
+
+/// A `.wasm` file (or plugin folder) that failed to load, with the reason.
+/// Displays as `<file>: <reason>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PluginLoadError {
+    /// The file (or folder) that failed.
+    pub file: PathBuf,
+    /// Why.
+    pub reason: LoadFailure,
+}
+
+impl fmt::Display for PluginLoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.file.display(), self.reason)
+    }
+}
+
+impl std::error::Error for PluginLoadError {}
+
+/// A failed `probe-version` call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProbeFailure {
+    /// The probe trapped or hit a limit.
+    Call(CallFailure),
+    /// The probe returned an error string.
+    Probe(String),
+}
+
+impl fmt::Display for ProbeFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ProbeFailure::Call(c) => write!(
+                f,
+                "{}",
+                LoadFailure::Call {
+                    call: GuestCall::ProbeVersion,
+                    failure: c.clone()
+                }
+            ),
+            ProbeFailure::Probe(e) => write!(f, "probe-version() failed: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ProbeFailure {}
+
+/// Records which limit was hit, so a trap that follows a refused growth is
+/// reported as the memory limit rather than as a bare trap.
+struct Limiter {
+    inner: StoreLimits,
+    hit: bool,
+}
+
+impl ResourceLimiter for Limiter {
+    fn memory_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        let r = self.inner.memory_growing(current, desired, maximum);
+        if !matches!(r, Ok(true)) {
+            self.hit = true;
+        }
+        r
+    }
+
+    fn table_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        let r = self.inner.table_growing(current, desired, maximum);
+        if !matches!(r, Ok(true)) {
+            self.hit = true;
+        }
+        r
+    }
+
+    fn instances(&self) -> usize {
+        self.inner.instances()
+    }
+
+    fn tables(&self) -> usize {
+        self.inner.tables()
+    }
+
+    fn memories(&self) -> usize {
+        self.inner.memories()
+    }
+}
+
+/// The data of one short-lived [`Store`].
+struct StoreState {
+    plugin: Arc<str>,
+    os: wit::OsFamily,
+    wasi: WasiCtx,
+    table: ResourceTable,
+    limiter: Limiter,
+    stdout: CapturedOutput,
+    stderr: CapturedOutput,
+    grant: Option<ProbeGrant>,
+    read_cap: u64,
+    list_cap: u64,
+}
+
+impl WasiView for StoreState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl wit::Host for StoreState {}
+
+impl bindings::wasmgate::plugin::host::Host for StoreState {
+    fn host_os(&mut self) -> wit::OsFamily {
+        self.os
+    }
+
+    fn log(&mut self, level: wit::LogLevel, message: String) {
+        let plugin = &*self.plugin;
+        match level {
+            wit::LogLevel::Trace => tracing::trace!(plugin, "{message}"),
+            wit::LogLevel::Debug => tracing::debug!(plugin, "{message}"),
+            wit::LogLevel::Info => tracing::info!(plugin, "{message}"),
+            wit::LogLevel::Warn => tracing::warn!(plugin, "{message}"),
+            wit::LogLevel::Error => tracing::error!(plugin, "{message}"),
+        }
+    }
+
+    fn read_file(&mut self, path: String, max_bytes: u32) -> Result<Vec<u8>, wit::ProbeError> {
+        match &self.grant {
+            Some(g) => g.read_file(&path, u64::from(max_bytes).min(self.read_cap)),
+            None => Err(no_grant(&path)),
+        }
+    }
+
+    fn list_dir(
+        &mut self,
+        path: String,
+        max_entries: u32,
+    ) -> Result<Vec<wit::DirEntry>, wit::ProbeError> {
+        match &self.grant {
+            Some(g) => g.list_dir(&path, u64::from(max_entries).min(self.list_cap)),
+            None => Err(no_grant(&path)),
+        }
+    }
+}
+
+fn no_grant(path: &str) -> wit::ProbeError {
+    wit::ProbeError::Denied(format!(
+        "{path}: nothing is granted outside a probe-version call"
+    ))
+}
+
+fn to_wit_os(os: OsFamily) -> wit::OsFamily {
+    match os {
+        OsFamily::Win32 => wit::OsFamily::Win32,
+        OsFamily::Darwin => wit::OsFamily::Darwin,
+        OsFamily::Linux => wit::OsFamily::Linux,
+    }
+}
+
+/// The plugin host: one engine, one linker, the epoch ticker.
+pub struct PluginHost {
+    engine: Engine,
+    linker: Linker<StoreState>,
+    config: HostConfig,
+    // Declared last: dropped after the engine handle above is no longer used.
+    _ticker: EpochTicker,
+}
+
+impl PluginHost {
+    /// Builds the engine, links WASI p2 (nothing granted) and the `host`
+    /// import, and starts the epoch ticker. Errors: engine or linker setup,
+    /// or the ticker thread could not start.
+    pub fn new(config: HostConfig) -> anyhow::Result<PluginHost> {
+        let engine = engine::new_engine().map_err(wasm_err)?;
+        let mut linker = Linker::<StoreState>::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(wasm_err)?;
+        bindings::Plugin::add_to_linker::<StoreState, HasSelf<StoreState>>(&mut linker, |s| s)
+            .map_err(wasm_err)?;
+        let ticker = EpochTicker::start(engine.clone(), config.epoch_tick)?;
+        Ok(PluginHost {
+            engine,
+            linker,
+            config,
+            _ticker: ticker,
+        })
+    }
+
+    /// The configuration in use.
+    pub fn config(&self) -> &HostConfig {
+        &self.config
+    }
+
+    /// Loads every plugin component in `dirs` (see the module docs for the
+    /// folder layout), in folder order then file-name order. A file that
+    /// fails gives a [`PluginLoadError`] naming it; the others still load.
+    pub fn load_dirs(&self, dirs: &[PathBuf]) -> Vec<Result<LoadedPlugin, PluginLoadError>> {
+        let mut files = Vec::new();
+        let mut out = Vec::new();
+        for dir in dirs {
+            match component_files(dir) {
+                Ok(f) => files.extend(f),
+                Err(e) => out.push(Err(PluginLoadError {
+                    file: dir.clone(),
+                    reason: LoadFailure::Io(e.to_string()),
+                })),
+            }
+        }
+        // Compiling is the slow part: one thread per file, at most the
+        // machine's parallelism at a time.
+        let width = std::thread::available_parallelism().map_or(1, |n| n.get());
+        for chunk in files.chunks(width.max(1)) {
+            let results: Vec<_> = std::thread::scope(|scope| {
+                let handles: Vec<_> = chunk
+                    .iter()
+                    .map(|(file, dir)| scope.spawn(move || self.load_file(file, dir)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .zip(chunk)
+                    .map(|(h, (file, _))| {
+                        h.join().unwrap_or_else(|_| {
+                            Err(PluginLoadError {
+                                file: file.clone(),
+                                reason: LoadFailure::Invalid("the loader panicked".into()),
+                            })
+                        })
+                    })
+                    .collect()
+            });
+            out.extend(results);
+        }
+        out
+    }
+
+    /// Loads one component `file`; `plugin_dir` is its `${PLUGIN_DIR}`.
+    pub fn load_file(
+        &self,
+        file: &Path,
+        plugin_dir: &Path,
+    ) -> Result<LoadedPlugin, PluginLoadError> {
+        let fail = |reason| PluginLoadError {
+            file: file.to_path_buf(),
+            reason,
+        };
+        let size = std::fs::metadata(file)
+            .map_err(|e| fail(LoadFailure::Io(e.to_string())))?
+            .len();
+        if size > self.config.max_component_bytes {
+            return Err(fail(LoadFailure::TooLarge {
+                size,
+                limit: self.config.max_component_bytes,
+            }));
+        }
+        let bytes = std::fs::read(file).map_err(|e| fail(LoadFailure::Io(e.to_string())))?;
+        let stem = file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let pre = self.prepare(&bytes).map_err(fail)?;
+        let manifest = self
+            .call(&pre, &stem, None, GuestCall::Manifest, |p, store| {
+                p.call_manifest(store)
+            })
+            .map_err(|failure| {
+                fail(LoadFailure::Call {
+                    call: GuestCall::Manifest,
+                    failure,
+                })
+            })?;
+        let size = manifest_bytes(&manifest);
+        if size > self.config.max_manifest_bytes {
+            return Err(fail(LoadFailure::Manifest(format!(
+                "{size} bytes, over the {} byte limit",
+                self.config.max_manifest_bytes
+            ))));
+        }
+        let name = manifest.name.clone();
+        let (value, problems) = convert::manifest_to_value(manifest);
+        if !problems.is_empty() {
+            return Err(fail(LoadFailure::Manifest(problems.join("; "))));
+        }
+        Ok(LoadedPlugin {
+            name,
+            file: file.to_path_buf(),
+            dir: plugin_dir.to_path_buf(),
+            manifest: value,
+            pre: Arc::new(pre),
+        })
+    }
+
+    /// Calls `plugin`'s `probe-version` for `server` on `os` with `grant`
+    /// (the located install folder), in a fresh store under the probe
+    /// deadline. `Ok(None)`: the probe read no version.
+    pub fn probe_version(
+        &self,
+        plugin: &LoadedPlugin,
+        server: &str,
+        os: OsFamily,
+        grant: ProbeGrant,
+    ) -> Result<Option<String>, ProbeFailure> {
+        let r = self
+            .call(
+                &plugin.pre,
+                &plugin.name,
+                Some((grant, os)),
+                GuestCall::ProbeVersion,
+                |p, store| p.call_probe_version(store, server, to_wit_os(os)),
+            )
+            .map_err(ProbeFailure::Call)?;
+        r.map_err(ProbeFailure::Probe)
+    }
+
+    /// Checks the file's shape and imports, compiles it, and links it into
+    /// an `InstancePre`.
+    fn prepare(&self, bytes: &[u8]) -> Result<bindings::PluginPre<StoreState>, LoadFailure> {
+        match wasm_layer(bytes) {
+            WasmKind::Empty => return Err(LoadFailure::Empty),
+            WasmKind::NotWasm => return Err(LoadFailure::NotWasm),
+            WasmKind::Core => return Err(LoadFailure::CoreModule),
+            WasmKind::Component => {}
+        }
+        let component = Component::new(&self.engine, bytes)
+            .map_err(|e| LoadFailure::Invalid(format!("{e:#}")))?;
+        check_imports(&self.engine, &component)?;
+        let pre = self
+            .linker
+            .instantiate_pre(&component)
+            .map_err(|e| LoadFailure::Link(format!("{e:#}")))?;
+        bindings::PluginPre::new(pre).map_err(|e| LoadFailure::Link(format!("{e:#}")))
+    }
+
+    /// Runs one guest call in a fresh store with every limit set, flushes
+    /// the guest's output to the log, and classifies a failure.
+    fn call<R>(
+        &self,
+        pre: &bindings::PluginPre<StoreState>,
+        plugin: &str,
+        grant: Option<(ProbeGrant, OsFamily)>,
+        which: GuestCall,
+        f: impl FnOnce(&bindings::Plugin, &mut Store<StoreState>) -> wasmtime::Result<R>,
+    ) -> Result<R, CallFailure> {
+        let cfg = &self.config;
+        let stdout = CapturedOutput::new(cfg.output_bytes);
+        let stderr = CapturedOutput::new(cfg.output_bytes);
+        let wasi = WasiCtxBuilder::new()
+            .stdout(stdout.clone())
+            .stderr(stderr.clone())
+            .allow_tcp(false)
+            .allow_udp(false)
+            .allow_ip_name_lookup(false)
+            .build();
+        let (grant, os) = match grant {
+            Some((g, os)) => (Some(g), os),
+            None => (None, cfg.os),
+        };
+        let limits = StoreLimitsBuilder::new()
+            .memory_size(cfg.memory_limit)
+            .table_elements(cfg.memory_limit / 8)
+            .trap_on_grow_failure(true)
+            .build();
+        let state = StoreState {
+            plugin: Arc::from(plugin),
+            os: to_wit_os(os),
+            wasi,
+            table: ResourceTable::new(),
+            limiter: Limiter {
+                inner: limits,
+                hit: false,
+            },
+            stdout: stdout.clone(),
+            stderr: stderr.clone(),
+            grant,
+            read_cap: cfg.probe_read_bytes,
+            list_cap: cfg.probe_list_entries,
+        };
+        let mut store = Store::new(&self.engine, state);
+        store.limiter(|s| &mut s.limiter);
+        store.set_hostcall_fuel(cfg.hostcall_bytes);
+        let deadline = match which {
+            GuestCall::Manifest => cfg.manifest_deadline,
+            GuestCall::ProbeVersion => cfg.probe_deadline,
+        };
+        let tick = cfg.epoch_tick.as_nanos().max(1);
+        let ticks = deadline.as_nanos().div_ceil(tick).max(1) as u64;
+        store.set_epoch_deadline(ticks);
+        store.epoch_deadline_trap();
+
+        let result = pre
+            .instantiate(&mut store)
+            .and_then(|instance| f(&instance, &mut store));
+        let state = store.data();
+        state.stdout.flush_to_log(plugin, "stdout");
+        state.stderr.flush_to_log(plugin, "stderr");
+        result.map_err(|e| {
+            if state.limiter.hit {
+                return CallFailure::MemoryLimit {
+                    limit_bytes: cfg.memory_limit,
+                };
+            }
+            match e.downcast_ref::<Trap>() {
+                Some(Trap::Interrupt) => CallFailure::Timeout {
+                    deadline_ms: deadline.as_millis() as u64,
+                },
+                Some(Trap::StackOverflow) => CallFailure::StackOverflow,
+                _ => CallFailure::Trap(format!("{e:#}")),
+            }
+        })
+    }
+}
+
+/// What the first 8 bytes of a file say it is.
+enum WasmKind {
+    Empty,
+    NotWasm,
+    Core,
+    Component,
+}
+
+/// The binary header is `\0asm` then a 16-bit version and a 16-bit layer:
+/// layer 0 is a core module, layer 1 a component (component-model binary
+/// format). Anything with the magic but an unknown layer goes to wasmtime,
+/// whose error names what is wrong.
+fn wasm_layer(bytes: &[u8]) -> WasmKind {
+    if bytes.is_empty() {
+        return WasmKind::Empty;
+    }
+    if bytes.len() < 8 || &bytes[..4] != b"\0asm" {
+        return WasmKind::NotWasm;
+    }
+    match u16::from_le_bytes([bytes[6], bytes[7]]) {
+        0 => WasmKind::Core,
+        _ => WasmKind::Component,
+    }
+}
+
+/// Refuses another contract version (naming both) and imports outside the
+/// world before linking, so the error says why rather than "not found".
+fn check_imports(engine: &Engine, component: &Component) -> Result<(), LoadFailure> {
+    let ty = component.component_type();
+    for (name, _) in ty.imports(engine) {
+        if name.starts_with("wasi:") {
+            // Linked (with nothing granted) or refused by the linker below.
+            continue;
+        }
+        if let Some(rest) = name
+            .strip_prefix(CONTRACT_PACKAGE)
+            .and_then(|r| r.strip_prefix('/'))
+        {
+            let version = rest.split_once('@').map(|(_, v)| v).unwrap_or("");
+            if !same_contract(version) {
+                return Err(LoadFailure::ContractVersion {
+                    found: if version.is_empty() {
+                        "(unversioned)".into()
+                    } else {
+                        version.into()
+                    },
+                });
+            }
+            continue;
+        }
+        return Err(LoadFailure::UnsupportedImport(name.to_string()));
+    }
+    Ok(())
+}
+
+/// 0.x versions are compatible only within the same minor (semver), which
+/// is also what wasmtime's linker matches.
+fn same_contract(version: &str) -> bool {
+    let ours: Vec<&str> = CONTRACT_VERSION.split('.').collect();
+    let theirs: Vec<&str> = version.split('.').collect();
+    theirs.len() == 3 && theirs[0] == ours[0] && theirs[1] == ours[1]
+}
+
+/// Bytes of text in a manifest (names, commands, skills…): a cheap bound
+/// on what it holds.
+fn manifest_bytes(m: &wit::Manifest) -> usize {
+    let mut n = m.name.len() + m.version.len();
+    for k in &m.skills {
+        n += k.name.len() + k.markdown.len();
+    }
+    for s in &m.servers {
+        n += s.name.len() + 64 * s.app.len();
+        match &s.transport {
+            wit::Transport::Stdio(st) => {
+                n += st.command.len();
+                n += st.args.iter().map(String::len).sum::<usize>();
+                n += st
+                    .env
+                    .iter()
+                    .map(|p| p.key.len() + p.value.len())
+                    .sum::<usize>();
+                n += st.env_passthrough.iter().map(String::len).sum::<usize>();
+            }
+            wit::Transport::Http(h) => {
+                n += h.url.len();
+                n += h
+                    .headers
+                    .iter()
+                    .map(|p| p.key.len() + p.value.len())
+                    .sum::<usize>();
+            }
+            wit::Transport::AppEndpoint => {}
+        }
+        for a in &s.app {
+            for l in &a.location {
+                n += match l {
+                    wit::Location::Path(x)
+                    | wit::Location::Command(x)
+                    | wit::Location::AppBundle(x)
+                    | wit::Location::Flatpak(x)
+                    | wit::Location::Snap(x) => x.len(),
+                    wit::Location::UninstallRegistry(u) => {
+                        u.display_name_prefix.len() + u.file.len()
+                    }
+                };
+            }
+        }
+    }
+    n
+}
+
+/// The `.wasm` files of one plugin folder with their `${PLUGIN_DIR}`:
+/// files directly in `dir`, then each subfolder's, all in name order.
+fn component_files(dir: &Path) -> std::io::Result<Vec<(PathBuf, PathBuf)>> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    entries.sort();
+    let is_wasm = |p: &Path| p.is_file() && p.extension().is_some_and(|e| e == "wasm");
+    let mut out = Vec::new();
+    for p in &entries {
+        if is_wasm(p) {
+            out.push((p.clone(), dir.to_path_buf()));
+        }
+    }
+    for p in &entries {
+        if p.is_dir() {
+            let Ok(rd) = std::fs::read_dir(p) else {
+                continue;
+            };
+            let mut inner: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+            inner.sort();
+            out.extend(
+                inner
+                    .into_iter()
+                    .filter(|f| is_wasm(f))
+                    .map(|f| (f, p.clone())),
+            );
+        }
+    }
+    Ok(out)
+}
+
+fn wasm_err(e: wasmtime::Error) -> anyhow::Error {
+    anyhow::anyhow!("{e:#}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_kinds() {
+        assert!(matches!(wasm_layer(b""), WasmKind::Empty));
+        assert!(matches!(wasm_layer(b"hello world"), WasmKind::NotWasm));
+        assert!(matches!(wasm_layer(b"\0asm\x01\0\0\0"), WasmKind::Core));
+        assert!(matches!(
+            wasm_layer(b"\0asm\x0d\0\x01\0"),
+            WasmKind::Component
+        ));
+    }
+
+    #[test]
+    fn contract_versions() {
+        assert!(same_contract("0.1.0"));
+        assert!(same_contract("0.1.3"));
+        assert!(!same_contract("0.2.0"));
+        assert!(!same_contract("1.1.0"));
+        assert!(!same_contract(""));
+    }
+
+    #[test]
+    fn a_host_starts_and_stops_its_ticker() {
+        let host = PluginHost::new(HostConfig::default()).unwrap();
+        drop(host);
+    }
+}

@@ -1,0 +1,30 @@
+//! A plugin built against `wasmgate:plugin@0.2.0` (`wit/plugin.wit` here is
+//! the contract with only its version changed). It calls the `host` import
+//! so the versioned interface is certainly among its imports.
+
+wit_bindgen::generate!({
+    path: "wit",
+    world: "plugin",
+});
+
+use wasmgate::plugin::types::{Manifest, OsFamily};
+
+struct Other;
+
+impl Guest for Other {
+    fn manifest() -> Manifest {
+        let _ = wasmgate::plugin::host::host_os();
+        Manifest {
+            name: "other-version".into(),
+            version: "0.2.0".into(),
+            servers: vec![],
+            skills: vec![],
+        }
+    }
+
+    fn probe_version(_: String, _: OsFamily) -> Result<Option<String>, String> {
+        Ok(None)
+    }
+}
+
+export!(Other);
