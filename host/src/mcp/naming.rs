@@ -1,0 +1,188 @@
+//! Tool naming (`spec/mcp-client.md` §2): `mcp_{server}_{tool}`, sanitized,
+//! at most [`MAX_TOOL_NAME`] characters, collisions resolved by configured
+//! server order.
+
+use sha2::{Digest, Sha256};
+use std::collections::BTreeSet;
+
+/// Longest registered tool name, in characters.
+pub const MAX_TOOL_NAME: usize = 64;
+/// Characters kept before `_` + 8 hex digits in the hashed form.
+const HASHED_PREFIX: usize = 55;
+
+/// Replaces every character outside `[A-Za-z0-9_]` with `_` (one `_` per
+/// code point, so `é` becomes one `_`).
+pub fn sanitize(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// First 8 hex digits of SHA-256 of `<server>/<tool>` (raw, unsanitized).
+fn short_hash(server: &str, tool: &str) -> String {
+    let digest = Sha256::digest(format!("{server}/{tool}").as_bytes());
+    digest[..4].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// `mcp_{sanitize(server)}_{sanitize(tool)}` before any length rule.
+fn plain_name(server: &str, tool: &str) -> String {
+    format!("mcp_{}_{}", sanitize(server), sanitize(tool))
+}
+
+/// The hashed form: the first 55 characters of the plain name, `_`, and the
+/// first 8 hex digits of SHA-256(`<server>/<tool>`). At most 64 characters;
+/// unique per (server, tool).
+pub fn hashed_name(server: &str, tool: &str) -> String {
+    let plain = plain_name(server, tool);
+    // The plain name is ASCII after sanitizing, so bytes == characters.
+    let prefix = &plain[..plain.len().min(HASHED_PREFIX)];
+    format!("{prefix}_{}", short_hash(server, tool))
+}
+
+/// The name a tool gets without collisions: the plain name, or the hashed
+/// form when the plain name is longer than [`MAX_TOOL_NAME`].
+pub fn tool_name(server: &str, tool: &str) -> String {
+    let plain = plain_name(server, tool);
+    if plain.len() > MAX_TOOL_NAME {
+        hashed_name(server, tool)
+    } else {
+        plain
+    }
+}
+
+/// A naming collision, reported in status (§2, §6).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Collision {
+    /// The contested name.
+    pub name: String,
+    /// Server whose tool kept the name.
+    pub kept_by: String,
+    /// Server of the tool that lost it.
+    pub server: String,
+    /// That tool's original name.
+    pub tool: String,
+    /// The name it got instead (`None` when even the hashed form was taken
+    /// and the tool is not registered).
+    pub renamed_to: Option<String>,
+}
+
+/// One registered name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Minted {
+    /// Registered name.
+    pub name: String,
+    /// Configured server name.
+    pub server: String,
+    /// Original tool name, used on the wire.
+    pub tool: String,
+}
+
+/// Names every `(server, tool)` pair, given in configured server order and
+/// the server's own tool order. The first pair to want a name keeps it; a
+/// later one gets the hashed form and a [`Collision`] is recorded. Exact
+/// duplicates (the same server listing a tool twice) are kept once.
+pub fn mint_all<'a>(
+    pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> (Vec<Minted>, Vec<Collision>) {
+    let mut taken: std::collections::BTreeMap<String, String> = Default::default();
+    let mut seen: BTreeSet<(String, String)> = BTreeSet::new();
+    let mut out = Vec::new();
+    let mut collisions = Vec::new();
+    for (server, tool) in pairs {
+        if !seen.insert((server.to_string(), tool.to_string())) {
+            continue;
+        }
+        let want = tool_name(server, tool);
+        let name = if let Some(owner) = taken.get(&want) {
+            let alt = hashed_name(server, tool);
+            let renamed = (!taken.contains_key(&alt)).then(|| alt.clone());
+            collisions.push(Collision {
+                name: want.clone(),
+                kept_by: owner.clone(),
+                server: server.to_string(),
+                tool: tool.to_string(),
+                renamed_to: renamed.clone(),
+            });
+            match renamed {
+                Some(n) => n,
+                None => continue,
+            }
+        } else {
+            want
+        };
+        taken.insert(name.clone(), server.to_string());
+        out.push(Minted {
+            name,
+            server: server.to_string(),
+            tool: tool.to_string(),
+        });
+    }
+    (out, collisions)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sanitize_examples_of_the_seed() {
+        assert_eq!(
+            tool_name("filesystem", "read_file"),
+            "mcp_filesystem_read_file"
+        );
+        assert_eq!(tool_name("github", "list-issues"), "mcp_github_list_issues");
+        assert_eq!(tool_name("my-api", "fetch.data"), "mcp_my_api_fetch_data");
+        assert_eq!(sanitize("a b/c:é"), "a_b_c__");
+        assert_eq!(sanitize("日本"), "__");
+    }
+
+    #[test]
+    fn long_names_get_the_hashed_form() {
+        let tool = "t".repeat(80);
+        let n = tool_name("srv", &tool);
+        assert_eq!(n.len(), 64);
+        let plain = format!("mcp_srv_{tool}");
+        assert_eq!(&n[..55], &plain[..55]);
+        assert_eq!(&n[55..56], "_");
+        let digest = Sha256::digest(format!("srv/{tool}").as_bytes());
+        let hex: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(&n[56..], hex);
+        // Exactly 64 stays plain.
+        let t = "x".repeat(64 - "mcp_s_".len());
+        assert_eq!(tool_name("s", &t), format!("mcp_s_{t}"));
+        // Hash is of the raw names: two tools that sanitize alike differ.
+        let a = "a".repeat(70) + "-x";
+        let b = "a".repeat(70) + ".x";
+        assert_ne!(tool_name("s", &a), tool_name("s", &b));
+    }
+
+    #[test]
+    fn collisions_first_configured_keeps_the_name() {
+        // Servers "a-b" and "a_b" both mint mcp_a_b_run.
+        let (names, coll) = mint_all([("a-b", "run"), ("a_b", "run"), ("a_b", "other")]);
+        assert_eq!(names[0].name, "mcp_a_b_run");
+        assert_eq!(names[0].server, "a-b");
+        assert_eq!(names[1].name, hashed_name("a_b", "run"));
+        assert_eq!(names[1].tool, "run");
+        assert_eq!(names[2].name, "mcp_a_b_other");
+        assert_eq!(coll.len(), 1);
+        assert_eq!(coll[0].kept_by, "a-b");
+        assert_eq!(coll[0].server, "a_b");
+        assert_eq!(coll[0].renamed_to.as_deref(), Some(names[1].name.as_str()));
+    }
+
+    #[test]
+    fn same_server_sanitize_collision_and_duplicates() {
+        let (names, coll) = mint_all([("s", "read-file"), ("s", "read_file"), ("s", "read-file")]);
+        assert_eq!(names.len(), 2);
+        assert_eq!(names[0].name, "mcp_s_read_file");
+        assert_eq!(names[1].name, hashed_name("s", "read_file"));
+        assert_eq!(coll.len(), 1);
+    }
+}

@@ -1,0 +1,581 @@
+//! Opening one server's transport and its MCP session (`spec/mcp-client.md`
+//! §2 connect, §4 stdio environment), and the troubleshooting messages of
+//! seed 002 for every way that can fail.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use process_wrap::tokio::{ChildWrapper, CommandWrap, KillOnDrop, ProcessGroup};
+use rmcp::RoleClient;
+use rmcp::service::{Peer, RunningService, ServiceExt};
+use tokio::io::AsyncBufReadExt;
+
+use super::env::child_env_from_host;
+use super::handler::Handler;
+use super::redact::Redactor;
+use crate::manifest::server::{ServerSpec, Transport};
+
+/// Lines of a child's stderr kept for error messages.
+const STDERR_TAIL_LINES: usize = 20;
+/// How long a child that failed its handshake gets to exit before it is
+/// considered alive (so its exit status can be reported).
+const EXIT_GRACE: Duration = Duration::from_millis(500);
+/// How long a child gets to exit after its stdin closes at shutdown before
+/// its process group is killed.
+pub(crate) const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+
+/// Why a server could not be connected. The client wraps it as
+/// `failed to connect to MCP server '<name>': <cause>` (seed 002), redacted.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ConnectError {
+    /// The stdio `command` is not on the child's PATH (or the path given does
+    /// not name an executable file).
+    CommandNotFound {
+        /// The configured command.
+        command: String,
+    },
+    /// An `npx`/`uvx`-style launcher ran but could not find the package.
+    PackageNotFound {
+        /// The launcher (`npx`, `uvx`, …).
+        launcher: String,
+        /// The launcher's own error line.
+        detail: String,
+    },
+    /// The process could not be started.
+    Spawn {
+        /// The configured command.
+        command: String,
+        /// The OS error.
+        message: String,
+    },
+    /// The process exited before the MCP handshake finished.
+    ExitedAtStart {
+        /// Exit status as the OS reports it (`exit status: 3`).
+        status: String,
+        /// The last lines of its stderr, if any.
+        stderr: Option<String>,
+    },
+    /// No answer to `initialize` + `tools/list` within `connect_timeout`.
+    Timeout {
+        /// The configured `connect_timeout`, in seconds.
+        seconds: f64,
+    },
+    /// The handshake failed (the server answered something that is not MCP).
+    Protocol {
+        /// What went wrong.
+        message: String,
+    },
+    /// `tools/list` failed after a good handshake.
+    ListTools {
+        /// What went wrong.
+        message: String,
+    },
+    /// Nothing listens at the HTTP URL.
+    HttpRefused {
+        /// The configured URL.
+        url: String,
+    },
+    /// The HTTP request failed in another way.
+    Http {
+        /// The configured URL.
+        url: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// The `url` is not a valid http(s) URL.
+    InvalidUrl {
+        /// The configured URL.
+        url: String,
+    },
+    /// The app-endpoint transport is not connected by this client yet: the
+    /// URL and token come from the running application's `server_json`.
+    AppEndpointUnavailable,
+}
+
+impl fmt::Display for ConnectError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConnectError::CommandNotFound { command } => {
+                write!(
+                    f,
+                    "command '{command}' was not found on PATH; install it or give its absolute path as `command`"
+                )?;
+                match launcher_of(command).as_deref() {
+                    Some("npx" | "npm" | "node") => write!(f, " (npx comes with Node.js)"),
+                    Some("uvx" | "uv") => write!(f, " (uvx comes with uv)"),
+                    _ => Ok(()),
+                }
+            }
+            ConnectError::PackageNotFound { launcher, detail } => {
+                write!(
+                    f,
+                    "{launcher} could not find the server's package ({detail}); check the package name in `args`"
+                )?;
+                if launcher == "npx" {
+                    write!(f, ", and pass `-y` so npx installs it without asking")?;
+                }
+                Ok(())
+            }
+            ConnectError::Spawn { command, message } => {
+                write!(f, "cannot start '{command}': {message}")
+            }
+            ConnectError::ExitedAtStart { status, stderr } => {
+                write!(f, "the server process exited during start-up ({status})")?;
+                match stderr {
+                    Some(s) => write!(f, "; its stderr ends with: {s}"),
+                    None => write!(f, "; it wrote nothing to stderr"),
+                }
+            }
+            ConnectError::Timeout { seconds } => write!(
+                f,
+                "timed out after {seconds} s waiting for initialize and tools/list; the server may be slow to start: raise `connect_timeout` in its entry (now {seconds} s)"
+            ),
+            ConnectError::Protocol { message } => {
+                write!(f, "the MCP handshake failed: {message}")
+            }
+            ConnectError::ListTools { message } => write!(f, "tools/list failed: {message}"),
+            ConnectError::HttpRefused { url } => write!(
+                f,
+                "connection refused at {url}: no server listens there; check that it runs and that the port is right (another program may hold the port the server wanted)"
+            ),
+            ConnectError::Http { url, message } => {
+                write!(f, "HTTP request to {url} failed: {message}")
+            }
+            ConnectError::InvalidUrl { url } => {
+                write!(f, "'{url}' is not a valid http:// or https:// URL")
+            }
+            ConnectError::AppEndpointUnavailable => write!(
+                f,
+                "the app-endpoint transport needs the running application's server_json, which this client does not read yet"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ConnectError {}
+
+/// The file name of a command without extension (`/usr/bin/npx` → `npx`).
+fn launcher_of(command: &str) -> Option<String> {
+    Path::new(command)
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_ascii_lowercase())
+}
+
+/// Finds `command` the way the child would: a name with a path separator
+/// must be an executable file; a bare name is searched on `path` (the
+/// child's PATH).
+pub fn resolve_command(command: &str, path: Option<&str>) -> Option<PathBuf> {
+    let is_exec = |p: &Path| -> bool {
+        let Ok(meta) = std::fs::metadata(p) else {
+            return false;
+        };
+        if !meta.is_file() {
+            return false;
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            meta.permissions().mode() & 0o111 != 0
+        }
+        #[cfg(not(unix))]
+        {
+            true
+        }
+    };
+    if command.is_empty() {
+        return None;
+    }
+    if command.contains('/') || command.contains(std::path::MAIN_SEPARATOR) {
+        let p = PathBuf::from(command);
+        return is_exec(&p).then_some(p);
+    }
+    let exts: Vec<String> = if cfg!(windows) && Path::new(command).extension().is_none() {
+        std::env::var("PATHEXT")
+            .unwrap_or_else(|_| ".EXE;.CMD;.BAT;.COM".to_string())
+            .split(';')
+            .map(|e| e.to_string())
+            .collect()
+    } else {
+        vec![String::new()]
+    };
+    for dir in std::env::split_paths(path?) {
+        for ext in &exts {
+            let candidate = dir.join(format!("{command}{ext}"));
+            if is_exec(&candidate) {
+                return Some(candidate);
+            }
+        }
+    }
+    None
+}
+
+/// Owns a stdio child (its own process group) and kills the whole group
+/// when dropped, so no server outlives the client.
+pub(crate) struct ChildGuard {
+    child: Option<Box<dyn ChildWrapper>>,
+}
+
+impl ChildGuard {
+    /// Process id of the child, while it runs.
+    pub(crate) fn id(&self) -> Option<u32> {
+        self.child.as_ref().and_then(|c| c.id())
+    }
+
+    /// `Some(status text)` once the child has exited.
+    pub(crate) fn exited(&mut self) -> Option<String> {
+        let c = self.child.as_mut()?;
+        match c.try_wait() {
+            Ok(Some(status)) => Some(status.to_string()),
+            _ => None,
+        }
+    }
+
+    /// Kills the child's process group now (SIGKILL on unix).
+    pub(crate) fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            if !matches!(c.try_wait(), Ok(Some(_))) {
+                let _ = c.start_kill();
+            }
+            // Reap in the background when a runtime is there; tokio reaps
+            // orphaned children itself otherwise.
+            if let Ok(handle) = tokio::runtime::Handle::try_current() {
+                handle.spawn(async move {
+                    let _ = c.wait().await;
+                });
+            }
+        }
+    }
+}
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// The last lines a child wrote to stderr.
+pub(crate) type StderrTail = Arc<Mutex<VecDeque<String>>>;
+
+/// A live MCP session with one server.
+pub(crate) struct Opened {
+    /// The running rmcp client service (owns the transport).
+    pub service: RunningService<RoleClient, Handler>,
+    /// Request handle.
+    pub peer: Peer<RoleClient>,
+    /// The stdio child, if any.
+    pub child: Option<Arc<Mutex<ChildGuard>>>,
+}
+
+/// Waits up to [`EXIT_GRACE`] for the child to exit; returns its status.
+async fn exit_status(child: &Arc<Mutex<ChildGuard>>) -> Option<String> {
+    let deadline = tokio::time::Instant::now() + EXIT_GRACE;
+    loop {
+        if let Some(s) = child.lock().ok()?.exited() {
+            return Some(s);
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return None;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Recognizes a launcher's "package not found" in its stderr.
+fn package_not_found(command: &str, stderr: &[String]) -> Option<ConnectError> {
+    let launcher = launcher_of(command)?;
+    let markers: &[&str] = match launcher.as_str() {
+        "npx" | "npm" | "pnpm" | "bunx" => {
+            &["E404", "404 Not Found", "could not determine executable"]
+        }
+        "uvx" | "uv" | "pipx" => &[
+            "not found in the package registry",
+            "No solution found",
+            "No matching distribution",
+            "Failed to resolve",
+        ],
+        _ => return None,
+    };
+    let line = stderr
+        .iter()
+        .find(|l| markers.iter().any(|m| l.contains(m)))?;
+    Some(ConnectError::PackageNotFound {
+        launcher,
+        detail: line.trim().to_string(),
+    })
+}
+
+/// Spawns a stdio server and runs the MCP handshake (no timeout here; the
+/// caller bounds the whole connect by `connect_timeout`). On failure the
+/// child is killed.
+pub(crate) async fn open_stdio(
+    spec: &ServerSpec,
+    redactor: &Redactor,
+    handler: Handler,
+    child_slot: &Mutex<Option<(Arc<Mutex<ChildGuard>>, StderrTail)>>,
+) -> Result<Opened, ConnectError> {
+    let Transport::Stdio {
+        command,
+        args,
+        env,
+        env_passthrough,
+    } = &spec.transport
+    else {
+        unreachable!("open_stdio is only called for the stdio transport");
+    };
+    let child_env = child_env_from_host(env, env_passthrough);
+    let resolved =
+        resolve_command(command, child_env.get("PATH").map(String::as_str)).ok_or_else(|| {
+            ConnectError::CommandNotFound {
+                command: command.clone(),
+            }
+        })?;
+    let mut cmd = tokio::process::Command::new(&resolved);
+    cmd.args(args)
+        .env_clear()
+        .envs(&child_env)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut wrap = CommandWrap::from(cmd);
+    wrap.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
+    let mut child = wrap.spawn().map_err(|e| ConnectError::Spawn {
+        command: command.clone(),
+        message: e.to_string(),
+    })?;
+    let stdin = child.stdin().take();
+    let stdout = child.stdout().take();
+    let stderr = child.stderr().take();
+    let guard = Arc::new(Mutex::new(ChildGuard { child: Some(child) }));
+    let tail: StderrTail = Arc::new(Mutex::new(VecDeque::new()));
+    *child_slot.lock().expect("child slot") = Some((guard.clone(), tail.clone()));
+    let (Some(stdin), Some(stdout)) = (stdin, stdout) else {
+        return Err(ConnectError::Spawn {
+            command: command.clone(),
+            message: "stdio pipes were not created".to_string(),
+        });
+    };
+    if let Some(stderr) = stderr {
+        let server = spec.name.clone();
+        let redactor = redactor.clone();
+        let tail = tail.clone();
+        tokio::spawn(async move {
+            let mut lines = tokio::io::BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                let line = redactor.redact(&line);
+                tracing::info!(target: "wasmgate::mcp::stderr", server = %server, "{line}");
+                if let Ok(mut t) = tail.lock() {
+                    if t.len() == STDERR_TAIL_LINES {
+                        t.pop_front();
+                    }
+                    t.push_back(line);
+                }
+            }
+        });
+    }
+    match handler.serve((stdout, stdin)).await {
+        Ok(service) => {
+            let peer = service.peer().clone();
+            Ok(Opened {
+                service,
+                peer,
+                child: Some(guard),
+            })
+        }
+        Err(e) => {
+            let status = exit_status(&guard).await;
+            // Let the stderr reader catch the last lines.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            let lines: Vec<String> = tail
+                .lock()
+                .map(|t| t.iter().cloned().collect())
+                .unwrap_or_default();
+            guard.lock().expect("child guard").kill();
+            if let Some(pnf) = package_not_found(command, &lines) {
+                return Err(pnf);
+            }
+            match status {
+                Some(status) => Err(ConnectError::ExitedAtStart {
+                    status,
+                    stderr: (!lines.is_empty())
+                        .then(|| lines[lines.len().saturating_sub(3)..].join(" | ")),
+                }),
+                None => Err(ConnectError::Protocol {
+                    message: e.to_string(),
+                }),
+            }
+        }
+    }
+}
+
+/// Splits an `http://host:port/...` URL into `host:port` (default port 80 or
+/// 443); `None` when it is not an http(s) URL with a host.
+pub fn http_authority(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    let default_port = match scheme.to_ascii_lowercase().as_str() {
+        "http" => 80,
+        "https" => 443,
+        _ => return None,
+    };
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let authority = authority.rsplit('@').next()?;
+    if authority.is_empty() {
+        return None;
+    }
+    let has_port = match authority.strip_prefix('[') {
+        Some(v6) => v6
+            .split_once(']')
+            .is_some_and(|(_, rest)| rest.starts_with(':')),
+        None => authority.contains(':'),
+    };
+    if has_port {
+        return Some(authority.to_string());
+    }
+    Some(format!("{authority}:{default_port}"))
+}
+
+/// Connects a streamable HTTP server: a TCP preflight (so a refused port
+/// gets its own message), then the MCP handshake with the configured headers.
+pub(crate) async fn open_http(spec: &ServerSpec, handler: Handler) -> Result<Opened, ConnectError> {
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+
+    let Transport::Http { url, headers } = &spec.transport else {
+        unreachable!("open_http is only called for the http transport");
+    };
+    let authority =
+        http_authority(url).ok_or_else(|| ConnectError::InvalidUrl { url: url.clone() })?;
+    match tokio::net::TcpStream::connect(&authority).await {
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+            return Err(ConnectError::HttpRefused { url: url.clone() });
+        }
+        Err(e) => {
+            return Err(ConnectError::Http {
+                url: url.clone(),
+                message: e.to_string(),
+            });
+        }
+    }
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
+    let mut custom = std::collections::HashMap::new();
+    for (name, value) in headers {
+        if name.eq_ignore_ascii_case("authorization") {
+            // rmcp sends `Authorization: Bearer <token>` itself.
+            let token = value
+                .strip_prefix("Bearer ")
+                .or_else(|| value.strip_prefix("bearer "))
+                .unwrap_or(value);
+            config = config.auth_header(token.trim().to_string());
+            continue;
+        }
+        let n = http::HeaderName::from_bytes(name.as_bytes()).map_err(|_| ConnectError::Http {
+            url: url.clone(),
+            message: format!("header name '{name}' is not valid"),
+        })?;
+        let v = http::HeaderValue::from_str(value).map_err(|_| ConnectError::Http {
+            url: url.clone(),
+            message: format!("the value of header '{name}' is not valid in HTTP"),
+        })?;
+        custom.insert(n, v);
+    }
+    config = config.custom_headers(custom);
+    let transport = StreamableHttpClientTransport::from_config(config);
+    match handler.serve(transport).await {
+        Ok(service) => {
+            let peer = service.peer().clone();
+            Ok(Opened {
+                service,
+                peer,
+                child: None,
+            })
+        }
+        Err(e) => Err(ConnectError::Http {
+            url: url.clone(),
+            message: e.to_string(),
+        }),
+    }
+}
+
+/// After a connect timeout: the error, refined by what the child did (it may
+/// have exited, or a launcher may have reported a missing package).
+pub(crate) async fn timeout_error(
+    spec: &ServerSpec,
+    child: Option<(Arc<Mutex<ChildGuard>>, StderrTail)>,
+) -> ConnectError {
+    let seconds = spec.connect_timeout.as_secs_f64();
+    let Some((guard, tail)) = child else {
+        return ConnectError::Timeout { seconds };
+    };
+    let lines: Vec<String> = tail
+        .lock()
+        .map(|t| t.iter().cloned().collect())
+        .unwrap_or_default();
+    let exited = guard.lock().ok().and_then(|mut g| g.exited());
+    if let Ok(mut g) = guard.lock() {
+        g.kill();
+    }
+    if let Transport::Stdio { command, .. } = &spec.transport
+        && let Some(pnf) = package_not_found(command, &lines)
+    {
+        return pnf;
+    }
+    match exited {
+        Some(status) => ConnectError::ExitedAtStart {
+            status,
+            stderr: (!lines.is_empty()).then(|| lines[lines.len().saturating_sub(3)..].join(" | ")),
+        },
+        None => ConnectError::Timeout { seconds },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolve_finds_sh_and_rejects_missing() {
+        let path = std::env::var("PATH").ok();
+        assert!(resolve_command("sh", path.as_deref()).is_some());
+        assert!(resolve_command("definitely-not-a-command-xyz", path.as_deref()).is_none());
+        assert!(resolve_command("/no/such/file", path.as_deref()).is_none());
+        assert!(resolve_command("sh", None).is_none());
+    }
+
+    #[test]
+    fn messages_name_the_cause() {
+        let e = ConnectError::CommandNotFound {
+            command: "npx".into(),
+        };
+        assert!(e.to_string().contains("not found on PATH"));
+        assert!(e.to_string().contains("Node.js"));
+        let e = ConnectError::Timeout { seconds: 2.0 };
+        assert!(e.to_string().contains("raise `connect_timeout`"));
+        let lines = vec!["npm error code E404".to_string()];
+        let e = package_not_found("npx", &lines).unwrap();
+        assert!(e.to_string().contains("-y"), "{e}");
+        assert!(package_not_found("git-mcp-server", &lines).is_none());
+    }
+
+    #[test]
+    fn authorities() {
+        assert_eq!(
+            http_authority("http://127.0.0.1:8080/mcp").as_deref(),
+            Some("127.0.0.1:8080")
+        );
+        assert_eq!(
+            http_authority("https://example.com/x").as_deref(),
+            Some("example.com:443")
+        );
+        assert_eq!(http_authority("http://u:p@h/x").as_deref(), Some("h:80"));
+        assert_eq!(
+            http_authority("http://[::1]:9/").as_deref(),
+            Some("[::1]:9")
+        );
+        assert_eq!(http_authority("ftp://h/"), None);
+        assert_eq!(http_authority("http:///x"), None);
+    }
+}
