@@ -75,3 +75,24 @@ pub fn hostile_plugin(name: &str) -> PathBuf {
     static ONCE: OnceLock<Result<(), String>> = OnceLock::new();
     built("hostile-plugins", &ONCE, "hostile-plugins").join(format!("{name}.wasm"))
 }
+
+/// The `wasmgate` binary of this build (`target/<profile>/wasmgate`, beside
+/// the test executable's `deps/` folder). `cargo test` at the workspace
+/// root builds it, since `wasmgate` is a default member.
+///
+/// # Panics
+/// When the binary is not there (the message says how to build it).
+pub fn wasmgate_bin() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test executable's path");
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>/deps/<test>");
+    let bin = profile_dir.join(format!("wasmgate{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        bin.is_file(),
+        "{} is missing: run the tests with `cargo xtask test` (or `cargo test` at the workspace root)",
+        bin.display()
+    );
+    bin
+}

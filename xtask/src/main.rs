@@ -1,5 +1,10 @@
 //! `cargo xtask <command>`: build steps that plain `cargo` cannot express.
 //!
+//! - `demo` — the main job: builds the example plugins and the release
+//!   host, runs `wasmgate status` over `target/plugins`, then calls the git
+//!   plugin's `mcp_git_log` tool on this repository.
+//! - `test` — builds the example plugins, then runs every test
+//!   (`cargo test --locked`).
 //! - `plugins` — builds the example plugin components (wasm32-wasip2,
 //!   release) and the native servers they ship, and lays them out in
 //!   `target/plugins/<plugin>/` ready for `wasmgate --plugins target/plugins`.
@@ -49,6 +54,8 @@ const EXAMPLE_PLUGINS: &[ExamplePlugin] = &[
 const HOSTILE_PLUGINS: &[&str] = &["infinite-loop", "memory-bomb", "trap", "other-version"];
 
 enum Cmd {
+    Demo,
+    Test,
     Plugins,
     HostilePlugins,
 }
@@ -56,12 +63,16 @@ enum Cmd {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let cmd = match args.first().map(String::as_str) {
+        Some("demo") => Cmd::Demo,
+        Some("test") => Cmd::Test,
         Some("plugins") => Cmd::Plugins,
         Some("hostile-plugins") => Cmd::HostilePlugins,
         _ => {
             eprintln!(
                 "usage: cargo xtask <command>\n\n\
                  commands:\n  \
+                 demo             build everything and run the main job on real input\n  \
+                 test             build the example plugins and run every test\n  \
                  plugins          build the example plugins into target/plugins/\n  \
                  hostile-plugins  build the hostile test plugins into target/hostile-plugins/"
             );
@@ -69,6 +80,8 @@ fn main() {
         }
     };
     let result = match cmd {
+        Cmd::Demo => demo(),
+        Cmd::Test => test(&args[1..]),
         Cmd::Plugins => plugins().map(|dir| println!("plugins ready in {}", dir.display())),
         Cmd::HostilePlugins => {
             hostile_plugins().map(|dir| println!("hostile plugins ready in {}", dir.display()))
@@ -194,4 +207,45 @@ fn hostile_plugins() -> Result<PathBuf> {
         copy(&artifact, &out.join(format!("{name}.wasm")))?;
     }
     Ok(out)
+}
+
+/// A `cargo` for the host's own builds (the default target folder).
+fn host_cargo() -> Command {
+    let mut c = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    c.current_dir(root()).env_remove("CARGO_TARGET_DIR");
+    c
+}
+
+/// The main job on real input: `wasmgate status` over the example plugins,
+/// then a real `git log` through the git plugin's MCP server.
+fn demo() -> Result<()> {
+    let plugins = plugins()?;
+    let mut c = host_cargo();
+    c.args(["build", "--release", "--locked", "--package", "wasmgate", "--bin", "wasmgate"]);
+    run(c)?;
+    let exe = root()
+        .join("target")
+        .join("release")
+        .join(format!("wasmgate{}", std::env::consts::EXE_SUFFIX));
+    let plugins = plugins.display().to_string();
+
+    println!("\n$ wasmgate status --plugins {plugins}");
+    let mut c = Command::new(&exe);
+    c.current_dir(root()).args(["status", "--plugins", &plugins]);
+    run(c)?;
+
+    let args = serde_json::json!({"path": root(), "max_count": 5}).to_string();
+    println!("\n$ wasmgate call mcp_git_log --plugins {plugins} --args '{args}'");
+    let mut c = Command::new(&exe);
+    c.current_dir(root())
+        .args(["call", "mcp_git_log", "--plugins", &plugins, "--args", &args]);
+    run(c)
+}
+
+/// Builds the example plugins once, then runs the whole test suite.
+fn test(extra: &[String]) -> Result<()> {
+    plugins()?;
+    let mut c = host_cargo();
+    c.args(["test", "--locked"]).args(extra);
+    run(c)
 }

@@ -6,6 +6,7 @@
 
 pub mod availability;
 pub mod check;
+pub mod component;
 mod report;
 
 use crate::host::{Host, HostOptions};
@@ -106,9 +107,9 @@ fn run(cli: Cli) -> u8 {
         o
     };
     match &cli.command {
-        Command::Check { path } => check::run_check_any(path, cli.json) as u8,
+        Command::Check { path } => component::run_check_any(path, cli.json) as u8,
         Command::Availability { path, host } => {
-            availability::run_availability(path, host.as_deref(), cli.json) as u8
+            component::run_availability_any(path, host.as_deref(), cli.json) as u8
         }
         Command::Skills => match Host::load(options()) {
             Ok(h) => {
