@@ -1433,10 +1433,10 @@ fn check_case(case: &Value) -> Result<(), String> {
                         return Err(format!("{id}: requires.min_version"));
                     }
                 }
-                if let Some(g) = r.get("gpu") {
-                    if g.as_str() != d.requires.gpu.map(|g| g.as_str()) {
-                        return Err(format!("{id}: requires.gpu"));
-                    }
+                if let Some(g) = r.get("gpu")
+                    && g.as_str() != d.requires.gpu.map(|g| g.as_str())
+                {
+                    return Err(format!("{id}: requires.gpu"));
                 }
             }
             match expect.get("app") {
