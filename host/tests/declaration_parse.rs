@@ -1122,6 +1122,12 @@ fn round_trip(d: &Declaration, opts: ParseOptions) {
 fn rendered_declarations_parse_to_themselves() {
     let d = parse_doc(MULTI_OS, ParseOptions::default()).unwrap();
     assert_eq!(d.app.as_ref().unwrap().len(), 3);
+    assert!(d.requires_app());
+    assert_eq!(d.min_version(), Some("2.3"));
+    assert_eq!(
+        d.required_gpu(),
+        Some(wasmgate::declaration::GpuVendor::Nvidia)
+    );
     round_trip(&d, ParseOptions::default());
     for (id, doc, expect, opts) in rows() {
         if matches!(expect, Expect::Ok) {
@@ -1433,10 +1439,10 @@ fn check_case(case: &Value) -> Result<(), String> {
                         return Err(format!("{id}: requires.min_version"));
                     }
                 }
-                if let Some(g) = r.get("gpu") {
-                    if g.as_str() != d.requires.gpu.map(|g| g.as_str()) {
-                        return Err(format!("{id}: requires.gpu"));
-                    }
+                if let Some(g) = r.get("gpu")
+                    && g.as_str() != d.requires.gpu.map(|g| g.as_str())
+                {
+                    return Err(format!("{id}: requires.gpu"));
                 }
             }
             match expect.get("app") {

@@ -6,7 +6,7 @@
 //!
 //! Exit codes: 0 valid, 1 invalid, 2 usage (unknown file type, unreadable path).
 
-use crate::manifest::output::manifest_json;
+use crate::manifest::output::manifest_out;
 use crate::manifest::{
     ManifestContext, ManifestResult, load_plugin_json, load_plugin_yaml, manifest_from_value,
 };
@@ -83,7 +83,7 @@ pub fn report(res: &ManifestResult, json: bool) -> i32 {
     let Some(m) = &res.manifest else {
         return EXIT_INVALID;
     };
-    let doc = manifest_json(m);
+    let doc = manifest_out(m);
     let text = if json {
         serde_json::to_string_pretty(&doc).unwrap_or_default()
     } else {

@@ -52,11 +52,10 @@ pub fn decode_yaml(text: &str) -> Result<Value, String> {
     yaml_serde::from_str::<Value>(text).map_err(|e| format!("is not valid YAML: {e}"))
 }
 
-/// Decodes JSON text into the universal value type.
+/// Decodes JSON text straight into the universal value type, keeping the
+/// order of object keys (OS blocks keep their input order, reference §1.2).
 pub fn decode_json(text: &str) -> Result<Value, String> {
-    let j: serde_json::Value =
-        serde_json::from_str(text).map_err(|e| format!("is not valid JSON: {e}"))?;
-    yaml_serde::to_value(&j).map_err(|e| format!("cannot be converted: {e}"))
+    serde_json::from_str::<Value>(text).map_err(|e| format!("is not valid JSON: {e}"))
 }
 
 /// Loads a `plugin.yaml` (`spec/declarations.md` §2a) with the process
