@@ -1,5 +1,7 @@
 //! The `wasmgate` commands (clap).
 
+pub mod availability;
+
 use std::process::ExitCode;
 
 /// Runs the command line; returns the process exit code.

@@ -233,38 +233,25 @@ impl SimulatedHost {
     }
 
     /// Maps a path of the evaluated OS family to a path relative to `root/`
-    /// (`/opt/x` → `opt/x`; win32 `C:\x` → `C/x`). `None` for relative paths
-    /// and paths with a `..` segment.
+    /// (`/opt/x` → `opt/x`; win32 `C:\x` → `C/x`, `/` and `\` both
+    /// separators). `None` for relative paths and paths with a `..` segment.
     fn map(&self, path: &str) -> Option<PathBuf> {
-        let segments: Vec<&str> = match self.os {
+        let (mut rel, rest) = match self.os {
             OsFamily::Win32 => {
                 let b = path.as_bytes();
-                if b.len() < 3 || !b[0].is_ascii_alphabetic() || b[1] != b':' {
+                if b.len() < 3
+                    || !b[0].is_ascii_alphabetic()
+                    || b[1] != b':'
+                    || !matches!(b[2], b'\\' | b'/')
+                {
                     return None;
                 }
-                if b[2] != b'\\' && b[2] != b'/' {
-                    return None;
-                }
-                let drive = &path[..1];
-                let mut v = vec![drive];
-                v.extend(path[3..].split(['\\', '/']));
-                let mut rel = PathBuf::from(drive.to_ascii_uppercase());
-                for s in &v[1..] {
-                    match *s {
-                        "" | "." => {}
-                        ".." => return None,
-                        s => rel.push(s),
-                    }
-                }
-                return Some(rel);
+                (PathBuf::from(path[..1].to_ascii_uppercase()), &path[3..])
             }
-            _ => {
-                let rest = path.strip_prefix('/')?;
-                rest.split('/').collect()
-            }
+            _ => (PathBuf::from("."), path.strip_prefix('/')?),
         };
-        let mut rel = PathBuf::from(".");
-        for s in segments {
+        let seps: &[char] = if self.os == OsFamily::Win32 { &['\\', '/'] } else { &['/'] };
+        for s in rest.split(seps) {
             match s {
                 "" | "." => {}
                 ".." => return None,
@@ -274,13 +261,42 @@ impl SimulatedHost {
         Some(rel)
     }
 
+    /// Resolves `path` in `root/`. On win32 a path that does not exist as
+    /// written is looked up again without case, segment by segment, as the
+    /// Windows file system would (each listing is a counted call).
+    fn resolve(&self, path: &str) -> Option<(&Dir, PathBuf)> {
+        let root = self.root.as_ref()?;
+        let rel = self.map(path)?;
+        if self.os != OsFamily::Win32 || root.symlink_metadata(&rel).is_ok() {
+            return Some((root, rel));
+        }
+        let mut found = PathBuf::new();
+        for comp in rel.iter() {
+            let comp = comp.to_string_lossy();
+            let exact = found.join(comp.as_ref());
+            if root.symlink_metadata(&exact).is_ok() {
+                found = exact;
+                continue;
+            }
+            self.count();
+            let dir = if found.as_os_str().is_empty() { PathBuf::from(".") } else { found.clone() };
+            let name = root
+                .read_dir(&dir)
+                .ok()?
+                .filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .find(|n| n.eq_ignore_ascii_case(&comp))?;
+            found = found.join(name);
+        }
+        Some((root, found))
+    }
+
     fn count(&self) {
         self.calls.fetch_add(1, Ordering::Relaxed);
     }
 
     fn open_std(&self, path: &str) -> io::Result<cap_std::fs::File> {
-        let root = self.root.as_ref().ok_or_else(not_found)?;
-        let rel = self.map(path).ok_or_else(not_found)?;
+        let (root, rel) = self.resolve(path).ok_or_else(not_found)?;
         let f = root.open(rel)?;
         if !f.metadata()?.is_file() {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a regular file"));
@@ -318,8 +334,7 @@ impl Platform for SimulatedHost {
 
     fn metadata(&self, path: &str) -> Option<FileKind> {
         self.count();
-        let root = self.root.as_ref()?;
-        let rel = self.map(path)?;
+        let (root, rel) = self.resolve(path)?;
         let m = root.metadata(rel).ok()?;
         Some(if m.is_file() {
             FileKind::File {
@@ -345,8 +360,7 @@ impl Platform for SimulatedHost {
 
     fn list_dir(&self, path: &str) -> io::Result<Vec<String>> {
         self.count();
-        let root = self.root.as_ref().ok_or_else(not_found)?;
-        let rel = self.map(path).ok_or_else(not_found)?;
+        let (root, rel) = self.resolve(path).ok_or_else(not_found)?;
         let mut names = Vec::new();
         for entry in root.read_dir(rel)? {
             names.push(entry?.file_name().to_string_lossy().into_owned());

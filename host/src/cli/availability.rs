@@ -1,0 +1,144 @@
+//! `wasmgate availability PATH [--host DIR] [--json]`: evaluates every
+//! server's declaration of a plugin on this machine or on a simulated host
+//! (`spec/simulated-host.md`, "Output of `wasmgate availability`").
+//!
+//! With `--json`: one JSON array, one object per server in manifest order:
+//! `{"server", "state", "offerable", "version", "path", "min_version",
+//! "message"}` (`message` is the user-facing sentence when not offerable, else
+//! null). Exit status: 0 when it evaluated (whatever the states), 1 when the
+//! input (plugin file or host folder) is invalid — errors on stderr as
+//! `<where>: <field path> …` — and 2 for usage errors.
+
+use crate::availability::{Availability, availability, message};
+use crate::declaration::Declaration;
+use crate::platform::{Platform, RealPlatform, SimulatedHost};
+use serde::Serialize;
+use std::io::Write;
+use std::path::Path;
+
+/// Exit code: evaluated.
+pub const EXIT_OK: i32 = 0;
+/// Exit code: the plugin file or the host folder is invalid.
+pub const EXIT_INVALID: i32 = 1;
+/// Exit code: the command was used wrongly (missing file, unknown type).
+pub const EXIT_USAGE: i32 = 2;
+
+/// One server's line of the output (field order is the output's order).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ServerAvailability {
+    /// The configured server name.
+    pub server: String,
+    /// The availability state.
+    pub state: String,
+    /// `available` or `no_requirements`.
+    pub offerable: bool,
+    /// The version read, when one was.
+    pub version: Option<String>,
+    /// Where the application was found or looked for.
+    pub path: Option<String>,
+    /// `requires.min_version`.
+    pub min_version: Option<String>,
+    /// The user-facing sentence when not offerable; `None` when offerable.
+    pub message: Option<String>,
+}
+
+/// Evaluates each `(server name, declaration)` on `platform`, in order.
+pub fn evaluate_servers(
+    servers: &[(String, Declaration)],
+    platform: &dyn Platform,
+) -> Vec<ServerAvailability> {
+    servers
+        .iter()
+        .map(|(name, decl)| {
+            let a: Availability = availability(decl, platform);
+            ServerAvailability {
+                server: name.clone(),
+                state: a.state.as_str().to_string(),
+                offerable: a.offerable(),
+                message: message(decl, &a),
+                version: a.version,
+                path: a.path,
+                min_version: a.min_version,
+            }
+        })
+        .collect()
+}
+
+/// Renders results: a JSON array (`json`), or one line per server followed
+/// by its sentence when not offerable.
+pub fn render(results: &[ServerAvailability], json: bool) -> String {
+    if json {
+        let mut s = serde_json::to_string(results).unwrap_or_else(|_| "[]".into());
+        s.push('\n');
+        return s;
+    }
+    let mut out = String::new();
+    for r in results {
+        out.push_str(&format!("{}: {}", r.server, r.state));
+        if let Some(v) = &r.version {
+            out.push_str(&format!(", version {v}"));
+        }
+        if let Some(p) = &r.path {
+            out.push_str(&format!(", path {p}"));
+        }
+        if let Some(m) = &r.min_version {
+            out.push_str(&format!(", min_version {m}"));
+        }
+        out.push('\n');
+        if let Some(m) = &r.message {
+            out.push_str(&format!("  {m}\n"));
+        }
+    }
+    out
+}
+
+/// Opens the platform to evaluate on: the simulated host in `host_dir`, or
+/// this machine. A bad host folder is an error naming `host.yaml` and the field.
+pub fn open_platform(host_dir: Option<&Path>) -> Result<Box<dyn Platform>, String> {
+    match host_dir {
+        None => Ok(Box::new(RealPlatform::new())),
+        Some(dir) => SimulatedHost::load(dir)
+            .map(|h| Box::new(h) as Box<dyn Platform>)
+            .map_err(|e| e.to_string()),
+    }
+}
+
+/// Runs the command for declarations already loaded (manifest order) and
+/// writes to `out` / `err`; returns the exit code. `load_errors` are the
+/// manifest's errors (`<where>: <field path> …`): when any, they are printed
+/// and the exit code is 1 without evaluating.
+pub fn run_availability_for(
+    servers: &[(String, Declaration)],
+    load_errors: &[String],
+    host_dir: Option<&Path>,
+    json: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> i32 {
+    if !load_errors.is_empty() {
+        for e in load_errors {
+            let _ = writeln!(err, "{e}");
+        }
+        return EXIT_INVALID;
+    }
+    if let Some(dir) = host_dir
+        && !dir.is_dir()
+    {
+        let _ = writeln!(
+            err,
+            "wasmgate availability: --host {}: no such folder",
+            dir.display()
+        );
+        return EXIT_USAGE;
+    }
+    let platform = match open_platform(host_dir) {
+        Ok(p) => p,
+        Err(e) => {
+            let _ = writeln!(err, "{e}");
+            return EXIT_INVALID;
+        }
+    };
+    let results = evaluate_servers(servers, platform.as_ref());
+    let _ = out.write_all(render(&results, json).as_bytes());
+    EXIT_OK
+}
