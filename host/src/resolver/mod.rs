@@ -264,7 +264,8 @@ fn order_matches(a: &Match, b: &Match) -> Ordering {
             return ord;
         }
     }
-    a.path.cmp(&b.path)
+    // Ties by name: the matched folder names, then the whole path.
+    a.captures.cmp(&b.captures).then_with(|| a.path.cmp(&b.path))
 }
 
 /// Matches one path segment with `*`s against a name; returns the text each
