@@ -30,7 +30,15 @@ fn loc(kind: LocationKind, value: &str, file: &str) -> Location {
     }
 }
 
-fn decl(name: String, os: OsFamily, presence: Presence, locs: Vec<Location>, vk: VersionKind, min: Option<&str>, gpu: bool) -> Declaration {
+fn decl(
+    name: String,
+    os: OsFamily,
+    presence: Presence,
+    locs: Vec<Location>,
+    vk: VersionKind,
+    min: Option<&str>,
+    gpu: bool,
+) -> Declaration {
     let requires = Requires {
         app: !locs.is_empty(),
         min_version: min.map(str::to_string),
@@ -47,7 +55,11 @@ fn decl(name: String, os: OsFamily, presence: Presence, locs: Vec<Location>, vk:
             liveness: Liveness::None,
         }]
     });
-    Declaration { name, app, requires }
+    Declaration {
+        name,
+        app,
+        requires,
+    }
 }
 
 fn write(root: &Path, rel: &str, mode: u32, content: &[u8]) {
@@ -58,10 +70,15 @@ fn write(root: &Path, rel: &str, mode: u32, content: &[u8]) {
 }
 
 fn plist(root: &Path, bundle: &str, v: &str) {
-    let p = root.join(bundle.trim_start_matches('/')).join("Contents/Info.plist");
+    let p = root
+        .join(bundle.trim_start_matches('/'))
+        .join("Contents/Info.plist");
     fs::create_dir_all(p.parent().unwrap()).unwrap();
     let mut d = plist::Dictionary::new();
-    d.insert("CFBundleShortVersionString".into(), plist::Value::String(v.into()));
+    d.insert(
+        "CFBundleShortVersionString".into(),
+        plist::Value::String(v.into()),
+    );
     plist::Value::Dictionary(d).to_file_xml(p).unwrap();
 }
 
@@ -71,18 +88,68 @@ fn linux_decls(base: &str) -> Vec<Declaration> {
     (0..N)
         .map(|i| {
             let name = format!("s{i}");
-            let ex = |l| decl(name.clone(), OsFamily::Linux, Presence::Executable, l, VersionKind::None, None, false);
+            let ex = |l| {
+                decl(
+                    name.clone(),
+                    OsFamily::Linux,
+                    Presence::Executable,
+                    l,
+                    VersionKind::None,
+                    None,
+                    false,
+                )
+            };
             match i % 8 {
-                0 => ex(vec![loc(LocationKind::Path, &format!("{base}/opt/app{}/bin/app", i % 50), "")]),
-                1 => ex(vec![loc(LocationKind::Path, &format!("{base}/opt/Suite */bin/suite{}", i % 4), "")]),
-                2 => ex(vec![loc(LocationKind::Command, &format!("tool{}", i % 40), "")]),
-                3 => ex(vec![loc(LocationKind::Flatpak, &format!("org.app.A{}", i % 30), "")]),
-                4 => ex(vec![loc(LocationKind::Snap, &format!("snap{}", i % 30), "")]),
-                5 => decl(name, OsFamily::Linux, Presence::Executable, vec![], VersionKind::None, None, true),
-                6 => decl(name, OsFamily::Linux, Presence::Executable, vec![], VersionKind::None, None, false),
+                0 => ex(vec![loc(
+                    LocationKind::Path,
+                    &format!("{base}/opt/app{}/bin/app", i % 50),
+                    "",
+                )]),
+                1 => ex(vec![loc(
+                    LocationKind::Path,
+                    &format!("{base}/opt/Suite */bin/suite{}", i % 4),
+                    "",
+                )]),
+                2 => ex(vec![loc(
+                    LocationKind::Command,
+                    &format!("tool{}", i % 40),
+                    "",
+                )]),
+                3 => ex(vec![loc(
+                    LocationKind::Flatpak,
+                    &format!("org.app.A{}", i % 30),
+                    "",
+                )]),
+                4 => ex(vec![loc(
+                    LocationKind::Snap,
+                    &format!("snap{}", i % 30),
+                    "",
+                )]),
+                5 => decl(
+                    name,
+                    OsFamily::Linux,
+                    Presence::Executable,
+                    vec![],
+                    VersionKind::None,
+                    None,
+                    true,
+                ),
+                6 => decl(
+                    name,
+                    OsFamily::Linux,
+                    Presence::Executable,
+                    vec![],
+                    VersionKind::None,
+                    None,
+                    false,
+                ),
                 _ => ex(vec![
                     loc(LocationKind::Command, &format!("missing{i}"), ""),
-                    loc(LocationKind::Path, &format!("{base}/opt/app{}/bin/app", i % 50), ""),
+                    loc(
+                        LocationKind::Path,
+                        &format!("{base}/opt/app{}/bin/app", i % 50),
+                        "",
+                    ),
                 ]),
             }
         })
@@ -98,14 +165,24 @@ fn linux_files(root: &Path, base: &str, system_dirs: bool) {
     }
     for v in ["1.0", "2.5", "10.1", "beta"] {
         for s in 0..4 {
-            write(root, &r(&format!("/opt/Suite {v}/bin/suite{s}")), 0o755, b"x");
+            write(
+                root,
+                &r(&format!("/opt/Suite {v}/bin/suite{s}")),
+                0o755,
+                b"x",
+            );
         }
     }
     for i in (0..40).step_by(2) {
         write(root, &r(&format!("/usr/bin/tool{i}")), 0o755, b"x");
     }
     for i in (0..30).step_by(2).filter(|_| system_dirs) {
-        write(root, &format!("/var/lib/flatpak/exports/bin/org.app.A{i}"), 0o755, b"x");
+        write(
+            root,
+            &format!("/var/lib/flatpak/exports/bin/org.app.A{i}"),
+            0o755,
+            b"x",
+        );
         write(root, &format!("/snap/bin/snap{i}"), 0o755, b"x");
     }
 }
@@ -114,12 +191,51 @@ fn darwin_decls() -> Vec<Declaration> {
     (0..N)
         .map(|i| {
             let name = format!("s{i}");
-            let b = |l, min| decl(name.clone(), OsFamily::Darwin, Presence::Bundle, l, VersionKind::Plist, min, false);
+            let b = |l, min| {
+                decl(
+                    name.clone(),
+                    OsFamily::Darwin,
+                    Presence::Bundle,
+                    l,
+                    VersionKind::Plist,
+                    min,
+                    false,
+                )
+            };
             match i % 4 {
-                0 => b(vec![loc(LocationKind::AppBundle, &format!("App{}.app", i % 40), "")], Some("2.0")),
-                1 => b(vec![loc(LocationKind::Path, &format!("/Applications/App{}.app", i % 40), "")], None),
-                2 => b(vec![loc(LocationKind::Path, &format!("/Opt/Suite */Suite{}.app", i % 3), "")], Some("3")),
-                _ => decl(name, OsFamily::Darwin, Presence::Bundle, vec![], VersionKind::None, None, true),
+                0 => b(
+                    vec![loc(
+                        LocationKind::AppBundle,
+                        &format!("App{}.app", i % 40),
+                        "",
+                    )],
+                    Some("2.0"),
+                ),
+                1 => b(
+                    vec![loc(
+                        LocationKind::Path,
+                        &format!("/Applications/App{}.app", i % 40),
+                        "",
+                    )],
+                    None,
+                ),
+                2 => b(
+                    vec![loc(
+                        LocationKind::Path,
+                        &format!("/Opt/Suite */Suite{}.app", i % 3),
+                        "",
+                    )],
+                    Some("3"),
+                ),
+                _ => decl(
+                    name,
+                    OsFamily::Darwin,
+                    Presence::Bundle,
+                    vec![],
+                    VersionKind::None,
+                    None,
+                    true,
+                ),
             }
         })
         .collect()
@@ -129,12 +245,50 @@ fn win32_decls() -> Vec<Declaration> {
     (0..N)
         .map(|i| {
             let name = format!("s{i}");
-            let w = |l, vk, min| decl(name.clone(), OsFamily::Win32, Presence::Executable, l, vk, min, false);
+            let w = |l, vk, min| {
+                decl(
+                    name.clone(),
+                    OsFamily::Win32,
+                    Presence::Executable,
+                    l,
+                    vk,
+                    min,
+                    false,
+                )
+            };
             match i % 4 {
-                0 => w(vec![loc(LocationKind::UninstallRegistry, &format!("App {}", i % 20), "bin/app.exe")], VersionKind::UninstallRegistry, Some("2")),
-                1 => w(vec![loc(LocationKind::Path, &format!("%ProgramFiles%/App {}/bin/app.exe", i % 20), "")], VersionKind::None, None),
-                2 => w(vec![loc(LocationKind::Command, &format!("app{}", i % 20), "")], VersionKind::None, None),
-                _ => w(vec![loc(LocationKind::Path, &format!("C:/Vendor/Suite */s{}.exe", i % 3), "")], VersionKind::None, None),
+                0 => w(
+                    vec![loc(
+                        LocationKind::UninstallRegistry,
+                        &format!("App {}", i % 20),
+                        "bin/app.exe",
+                    )],
+                    VersionKind::UninstallRegistry,
+                    Some("2"),
+                ),
+                1 => w(
+                    vec![loc(
+                        LocationKind::Path,
+                        &format!("%ProgramFiles%/App {}/bin/app.exe", i % 20),
+                        "",
+                    )],
+                    VersionKind::None,
+                    None,
+                ),
+                2 => w(
+                    vec![loc(LocationKind::Command, &format!("app{}", i % 20), "")],
+                    VersionKind::None,
+                    None,
+                ),
+                _ => w(
+                    vec![loc(
+                        LocationKind::Path,
+                        &format!("C:/Vendor/Suite */s{}.exe", i % 3),
+                        "",
+                    )],
+                    VersionKind::None,
+                    None,
+                ),
             }
         })
         .collect()
@@ -196,14 +350,20 @@ fn report(what: &str, f: &Figures) {
 }
 
 fn main() {
-    println!("| host | declarations/s (best of {ROUNDS}) | fs calls/decl | candidates/decl | version reads/decl | offerable of {N} |");
+    println!(
+        "| host | declarations/s (best of {ROUNDS}) | fs calls/decl | candidates/decl | version reads/decl | offerable of {N} |"
+    );
     println!("|---|---|---|---|---|---|");
 
     let t = tempfile::tempdir().unwrap();
     let dir = t.path();
     let root = dir.join("root");
     linux_files(&root, "", true);
-    fs::write(dir.join("host.yaml"), "os: linux\nhome: /home/u\ngpu: nvidia\nenv:\n  PATH: /usr/local/bin:/usr/bin:/bin\n").unwrap();
+    fs::write(
+        dir.join("host.yaml"),
+        "os: linux\nhome: /home/u\ngpu: nvidia\nenv:\n  PATH: /usr/local/bin:/usr/bin:/bin\n",
+    )
+    .unwrap();
     let host = SimulatedHost::load(dir).unwrap();
     report("simulated linux", &measure(&linux_decls(""), &host));
 
@@ -211,23 +371,38 @@ fn main() {
     let dir = t.path();
     let root = dir.join("root");
     for i in (0..40).step_by(2) {
-        plist(&root, &format!("/Applications/App{i}.app"), &format!("{}.{}", i % 4, i));
+        plist(
+            &root,
+            &format!("/Applications/App{i}.app"),
+            &format!("{}.{}", i % 4, i),
+        );
     }
     for v in ["2.9", "3.1", "12.0b"] {
         for s in 0..3 {
             plist(&root, &format!("/Opt/Suite {v}/Suite{s}.app"), v);
         }
     }
-    fs::write(dir.join("host.yaml"), "os: darwin\nhome: /Users/u\narch: arm64\n").unwrap();
+    fs::write(
+        dir.join("host.yaml"),
+        "os: darwin\nhome: /Users/u\narch: arm64\n",
+    )
+    .unwrap();
     let host = SimulatedHost::load(dir).unwrap();
     report("simulated darwin", &measure(&darwin_decls(), &host));
 
     let t = tempfile::tempdir().unwrap();
     let dir = t.path();
     let root = dir.join("root");
-    let mut yaml = String::from("os: win32\nhome: 'C:\\Users\\u'\nenv:\n  ProgramFiles: 'C:\\Program Files'\n  PATH: 'C:\\Windows;C:\\Tools'\n  PATHEXT: '.COM;.EXE'\nregistry:\n  uninstall:\n");
+    let mut yaml = String::from(
+        "os: win32\nhome: 'C:\\Users\\u'\nenv:\n  ProgramFiles: 'C:\\Program Files'\n  PATH: 'C:\\Windows;C:\\Tools'\n  PATHEXT: '.COM;.EXE'\nregistry:\n  uninstall:\n",
+    );
     for i in (0..20).step_by(2) {
-        write(&root, &format!("C/Program Files/App {i}/bin/app.exe"), 0o644, b"MZ");
+        write(
+            &root,
+            &format!("C/Program Files/App {i}/bin/app.exe"),
+            0o644,
+            b"MZ",
+        );
         write(&root, &format!("C/Tools/app{i}.EXE"), 0o644, b"MZ");
         yaml.push_str(&format!("    - {{hive: HKLM, view: 64, key: k{i}, DisplayName: App {i}, DisplayVersion: '{}.0', InstallLocation: 'C:\\Program Files\\App {i}'}}\n", i % 4));
     }

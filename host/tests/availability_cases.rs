@@ -43,7 +43,10 @@ fn version_compare_cases() {
     assert!(version_at_least("2.3.0-beta", "2.3.0"), "vc-prerelease");
     // spec §4 decision: a segment with no digit counts as 0.
     assert!(version_at_least("1.", "1"), "vc-trailing-dot");
-    assert!(!version_at_least("２.３", "2.3"), "vc-fullwidth-digit-fails");
+    assert!(
+        !version_at_least("２.３", "2.3"),
+        "vc-fullwidth-digit-fails"
+    );
 }
 
 #[test]
@@ -51,7 +54,12 @@ fn av_unsupported_os() {
     let host = Host::new(OsFamily::Darwin, "").load();
     let d = decl(
         "t",
-        vec![app(OsFamily::Win32, Presence::Executable, vec![path("C:/x/y.exe")], VersionKind::PeResource)],
+        vec![app(
+            OsFamily::Win32,
+            Presence::Executable,
+            vec![path("C:/x/y.exe")],
+            VersionKind::PeResource,
+        )],
         needs_min("2.0"),
     );
     assert_eq!(
@@ -64,9 +72,16 @@ fn av_unsupported_os() {
 fn av_executable_presence_rejects_directory() {
     let h = Host::new(OsFamily::Linux, "");
     h.dir("/opt/thing");
-    let d = decl("t", vec![exe_app(OsFamily::Linux, vec![path("/opt/thing")])], needs_app());
+    let d = decl(
+        "t",
+        vec![exe_app(OsFamily::Linux, vec![path("/opt/thing")])],
+        needs_app(),
+    );
     let a = one(OsFamily::Linux, &d, &h.load());
-    assert_eq!((a.state, a.path.as_deref()), (State::MissingApp, Some("/opt/thing")));
+    assert_eq!(
+        (a.state, a.path.as_deref()),
+        (State::MissingApp, Some("/opt/thing"))
+    );
 }
 
 #[test]
@@ -75,10 +90,18 @@ fn av_bundle_info_plist_is_a_directory() {
     h.dir("/Applications/Thing.app/Contents/Info.plist");
     let d = decl(
         "t",
-        vec![app(OsFamily::Darwin, Presence::Bundle, vec![path("/Applications/Thing.app")], VersionKind::None)],
+        vec![app(
+            OsFamily::Darwin,
+            Presence::Bundle,
+            vec![path("/Applications/Thing.app")],
+            VersionKind::None,
+        )],
         needs_app(),
     );
-    assert_eq!(one(OsFamily::Darwin, &d, &h.load()).state, State::MissingApp);
+    assert_eq!(
+        one(OsFamily::Darwin, &d, &h.load()).state,
+        State::MissingApp
+    );
 }
 
 #[test]
@@ -95,14 +118,23 @@ fn av_every_copy_newer_later_and_linux_block_gated_on_presence_only() {
     let d = decl("t", vec![darwin.clone()], needs_min("2.0"));
     assert_eq!(
         fields(&one(OsFamily::Darwin, &d, &h.load())),
-        (State::Available, s("2.4"), s("/New/Thing.app"), s("2.0"), true)
+        (
+            State::Available,
+            s("2.4"),
+            s("/New/Thing.app"),
+            s("2.0"),
+            true
+        )
     );
 
     let h = Host::new(OsFamily::Linux, "");
     h.exe("/opt/bin/thing");
     let d = decl(
         "t",
-        vec![darwin, exe_app(OsFamily::Linux, vec![path("/opt/bin/thing")])],
+        vec![
+            darwin,
+            exe_app(OsFamily::Linux, vec![path("/opt/bin/thing")]),
+        ],
         needs_min("2.0"),
     );
     assert_eq!(
@@ -115,13 +147,20 @@ fn av_every_copy_newer_later_and_linux_block_gated_on_presence_only() {
 fn av_gpu_only_apple_and_os_gate_before_gpu() {
     let host = Host::new(OsFamily::Darwin, "gpu: apple_silicon\n").load();
     let d = decl("t", vec![], needs_gpu());
-    assert_eq!(one(OsFamily::Darwin, &d, &host).state, State::UnsupportedGpu);
+    assert_eq!(
+        one(OsFamily::Darwin, &d, &host).state,
+        State::UnsupportedGpu
+    );
 
     let host = Host::new(OsFamily::Darwin, "gpu: none\n").load();
     let d = decl(
         "t",
         vec![exe_app(OsFamily::Win32, vec![path("C:/x/y.exe")])],
-        Requires { app: true, min_version: None, gpu: Some(GpuVendor::Nvidia) },
+        Requires {
+            app: true,
+            min_version: None,
+            gpu: Some(GpuVendor::Nvidia),
+        },
     );
     assert_eq!(one(OsFamily::Darwin, &d, &host).state, State::UnsupportedOs);
 }
@@ -133,17 +172,33 @@ fn av_command_needs_execute_permission_and_snap_present() {
     h.plain("/usr/local/bin/thing");
     let d = decl(
         "t",
-        vec![exe_app(OsFamily::Linux, vec![kind(LocationKind::Command, "thing")])],
+        vec![exe_app(
+            OsFamily::Linux,
+            vec![kind(LocationKind::Command, "thing")],
+        )],
         needs_app(),
     );
     let a = one(OsFamily::Linux, &d, &h.load());
-    assert_eq!((a.state, a.path.as_deref()), (State::MissingApp, Some("thing")));
+    assert_eq!(
+        (a.state, a.path.as_deref()),
+        (State::MissingApp, Some("thing"))
+    );
 
     let h = Host::new(OsFamily::Linux, "");
     h.exe("/snap/bin/thing");
-    let d = decl("t", vec![exe_app(OsFamily::Linux, vec![kind(LocationKind::Snap, "thing")])], needs_app());
+    let d = decl(
+        "t",
+        vec![exe_app(
+            OsFamily::Linux,
+            vec![kind(LocationKind::Snap, "thing")],
+        )],
+        needs_app(),
+    );
     let a = one(OsFamily::Linux, &d, &h.load());
-    assert_eq!((a.state, a.path.as_deref()), (State::Available, Some("/snap/bin/thing")));
+    assert_eq!(
+        (a.state, a.path.as_deref()),
+        (State::Available, Some("/snap/bin/thing"))
+    );
 }
 
 #[test]
@@ -151,11 +206,19 @@ fn av_app_bundle_missing() {
     let host = Host::new(OsFamily::Darwin, "home: /Users/u\n").load();
     let d = decl(
         "t",
-        vec![app(OsFamily::Darwin, Presence::Bundle, vec![kind(LocationKind::AppBundle, "Thing.app")], VersionKind::None)],
+        vec![app(
+            OsFamily::Darwin,
+            Presence::Bundle,
+            vec![kind(LocationKind::AppBundle, "Thing.app")],
+            VersionKind::None,
+        )],
         needs_app(),
     );
     let a = one(OsFamily::Darwin, &d, &host);
-    assert_eq!((a.state, a.path.as_deref()), (State::MissingApp, Some("/Applications/Thing.app")));
+    assert_eq!(
+        (a.state, a.path.as_deref()),
+        (State::MissingApp, Some("/Applications/Thing.app"))
+    );
 }
 
 #[test]
@@ -163,9 +226,16 @@ fn av_star_skips_match_without_file() {
     let h = Host::new(OsFamily::Linux, "");
     h.dir("/opt/Thing 3.0");
     h.exe("/opt/Thing 2.0/thing");
-    let d = decl("t", vec![exe_app(OsFamily::Linux, vec![path("/opt/Thing */thing")])], needs_app());
+    let d = decl(
+        "t",
+        vec![exe_app(OsFamily::Linux, vec![path("/opt/Thing */thing")])],
+        needs_app(),
+    );
     let a = one(OsFamily::Linux, &d, &h.load());
-    assert_eq!((a.state, a.path.as_deref()), (State::Available, Some("/opt/Thing 2.0/thing")));
+    assert_eq!(
+        (a.state, a.path.as_deref()),
+        (State::Available, Some("/opt/Thing 2.0/thing"))
+    );
 }
 
 #[test]
@@ -177,12 +247,23 @@ fn av_win_uninstall_location_and_pe_version() {
     h.file_with("C:/Program Files/Thing/bin/thing.exe", 0o644, &pe);
     let d = decl(
         "t",
-        vec![app(OsFamily::Win32, Presence::Executable, vec![uninstall("Thing", "bin/thing.exe")], VersionKind::PeResource)],
+        vec![app(
+            OsFamily::Win32,
+            Presence::Executable,
+            vec![uninstall("Thing", "bin/thing.exe")],
+            VersionKind::PeResource,
+        )],
         needs_min("2.3"),
     );
     assert_eq!(
         fields(&one(OsFamily::Win32, &d, &h.load())),
-        (State::Available, s("2.3.0.12594"), s("C:/Program Files/Thing/bin/thing.exe"), s("2.3"), true)
+        (
+            State::Available,
+            s("2.3.0.12594"),
+            s("C:/Program Files/Thing/bin/thing.exe"),
+            s("2.3"),
+            true
+        )
     );
 }
 
@@ -193,7 +274,10 @@ fn av_win_uninstall_every_matching_entry_is_a_candidate() {
     h.plain("C:/Users/u/AppData/Local/Thing2/thing.exe");
     let d = decl(
         "t",
-        vec![exe_app(OsFamily::Win32, vec![uninstall("Thing", "thing.exe")])],
+        vec![exe_app(
+            OsFamily::Win32,
+            vec![uninstall("Thing", "thing.exe")],
+        )],
         needs_app(),
     );
     let a = one(OsFamily::Win32, &d, &h.load());
@@ -206,7 +290,10 @@ fn av_win_unset_percent_var_missing() {
     let host = Host::new(OsFamily::Win32, "").load();
     let d = decl(
         "t",
-        vec![exe_app(OsFamily::Win32, vec![path("%HERMES_TEST_UNSET_VAR%/x.exe")])],
+        vec![exe_app(
+            OsFamily::Win32,
+            vec![path("%HERMES_TEST_UNSET_VAR%/x.exe")],
+        )],
         needs_app(),
     );
     let a = one(OsFamily::Win32, &d, &host);
@@ -226,24 +313,43 @@ fn gpu_cases() {
         let h = Host::new(OsFamily::Linux, "");
         h.dir("/sys/class/drm");
         for (i, v) in vendors.iter().enumerate() {
-            h.file_with(&format!("/sys/class/drm/card{i}/device/vendor"), 0o444, v.as_bytes());
+            h.file_with(
+                &format!("/sys/class/drm/card{i}/device/vendor"),
+                0o444,
+                v.as_bytes(),
+            );
         }
         h
     };
     // gpu-hybrid-intel-amd: amd blocks.
-    assert_eq!(gpu_state(&linux_cards(&["0x8086\n", "0x1002\n"]).load()), State::UnsupportedGpu);
+    assert_eq!(
+        gpu_state(&linux_cards(&["0x8086\n", "0x1002\n"]).load()),
+        State::UnsupportedGpu
+    );
     // gpu-no-devices: none blocks.
     assert_eq!(gpu_state(&linux_cards(&[]).load()), State::UnsupportedGpu);
     // gpu-all-blank: unknown passes.
-    assert_eq!(gpu_state(&linux_cards(&["  ", "\n"]).load()), State::NoRequirements);
+    assert_eq!(
+        gpu_state(&linux_cards(&["  ", "\n"]).load()),
+        State::NoRequirements
+    );
     // gpu-mac-arm: apple_silicon blocks.
-    assert_eq!(gpu_state(&Host::new(OsFamily::Darwin, "arch: arm64\n").load()), State::UnsupportedGpu);
+    assert_eq!(
+        gpu_state(&Host::new(OsFamily::Darwin, "arch: arm64\n").load()),
+        State::UnsupportedGpu
+    );
     // gpu-linux-no-drm-tree: unknown passes.
-    assert_eq!(gpu_state(&Host::new(OsFamily::Linux, "").load()), State::NoRequirements);
+    assert_eq!(
+        gpu_state(&Host::new(OsFamily::Linux, "").load()),
+        State::NoRequirements
+    );
     // gpu-windows-no-adapters: none blocks.
     let mut h = Host::new(OsFamily::Win32, "");
     h.yaml("registry:\n  display_adapters:\n    - {key: Properties}\n");
     assert_eq!(gpu_state(&h.load()), State::UnsupportedGpu);
     // An NVIDIA card among others passes.
-    assert_eq!(gpu_state(&linux_cards(&["0x8086\n", "0x10de\n"]).load()), State::NoRequirements);
+    assert_eq!(
+        gpu_state(&linux_cards(&["0x8086\n", "0x10de\n"]).load()),
+        State::NoRequirements
+    );
 }

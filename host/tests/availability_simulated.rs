@@ -117,7 +117,11 @@ fn gpu_class_from_linux_files_in_numeric_card_order() {
     // 18 cards: string order would put card10.. before card2; every card is read.
     for i in 0..18 {
         let vendor = if i == 9 { "0x1002\n" } else { "0x1af4\n" };
-        h.file_with(&format!("/sys/class/drm/card{i}/device/vendor"), 0o444, vendor.as_bytes());
+        h.file_with(
+            &format!("/sys/class/drm/card{i}/device/vendor"),
+            0o444,
+            vendor.as_bytes(),
+        );
     }
     h.dir("/sys/class/drm/card0-eDP-1");
     h.dir("/sys/class/drm/renderD128");
@@ -150,7 +154,10 @@ fn gpu_class_from_win32_display_adapters_and_darwin_arch() {
     let mut h = Host::new(OsFamily::Win32, "");
     h.yaml("registry:\n  display_adapters:\n    - {key: '0000'}\n");
     assert_eq!(gpu_class(&h.load()), GpuClass::Unknown);
-    assert_eq!(gpu_class(&Host::new(OsFamily::Win32, "").load()), GpuClass::Unknown);
+    assert_eq!(
+        gpu_class(&Host::new(OsFamily::Win32, "").load()),
+        GpuClass::Unknown
+    );
     assert_eq!(
         gpu_class(&Host::new(OsFamily::Darwin, "arch: arm64\n").load()),
         GpuClass::AppleSilicon
@@ -193,7 +200,11 @@ fn available_on_every_family() {
     let a = availability(&all_families_app(needs_min("2.3")), &h.load());
     assert_eq!(
         (st(&a), a.version.as_deref(), a.path.as_deref()),
-        (State::Available, Some("2.3.0.12594"), Some("C:\\Vendor\\vendor.exe"))
+        (
+            State::Available,
+            Some("2.3.0.12594"),
+            Some("C:\\Vendor\\vendor.exe")
+        )
     );
     assert!(a.offerable());
 
@@ -207,7 +218,11 @@ fn available_on_every_family() {
     let a = availability(&all_families_app(needs_min("2.3")), &h.load());
     assert_eq!(
         (st(&a), a.version.as_deref(), a.path.as_deref()),
-        (State::Available, Some("2.4.1"), Some("/Applications/Vendor.app"))
+        (
+            State::Available,
+            Some("2.4.1"),
+            Some("/Applications/Vendor.app")
+        )
     );
 
     // linux: presence only (no version source on linux).
@@ -216,7 +231,12 @@ fn available_on_every_family() {
     h.exe("/usr/bin/vendor");
     let a = availability(&all_families_app(needs_min("2.3")), &h.load());
     assert_eq!(
-        (st(&a), a.version.as_deref(), a.path.as_deref(), a.min_version.as_deref()),
+        (
+            st(&a),
+            a.version.as_deref(),
+            a.path.as_deref(),
+            a.min_version.as_deref()
+        ),
         (State::Available, None, Some("/usr/bin/vendor"), Some("2.3"))
     );
 }
@@ -231,7 +251,11 @@ fn version_too_old_on_win32_and_darwin() {
     let a = availability(&d, &h.load());
     assert_eq!(
         (st(&a), a.version.as_deref(), a.path.as_deref()),
-        (State::VersionTooOld, Some("2.2.9.0"), Some("C:\\Vendor\\vendor.exe"))
+        (
+            State::VersionTooOld,
+            Some("2.2.9.0"),
+            Some("C:\\Vendor\\vendor.exe")
+        )
     );
     assert_eq!(
         message(&d, &a).unwrap(),
@@ -244,7 +268,11 @@ fn version_too_old_on_win32_and_darwin() {
 
     // darwin: an unreadable plist with a minimum is version_too_old, no version.
     let h = Host::new(OsFamily::Darwin, "");
-    h.file_with("/Applications/Vendor.app/Contents/Info.plist", 0o644, b"\x00\xffnot a plist");
+    h.file_with(
+        "/Applications/Vendor.app/Contents/Info.plist",
+        0o644,
+        b"\x00\xffnot a plist",
+    );
     let a = availability(&d, &h.load());
     assert_eq!(
         (st(&a), a.version.as_deref(), a.path.as_deref()),
@@ -259,7 +287,11 @@ fn version_too_old_on_win32_and_darwin() {
 #[test]
 fn unreadable_plist_without_minimum_is_available_without_version() {
     let h = Host::new(OsFamily::Darwin, "");
-    h.file_with("/Applications/Thing.app/Contents/Info.plist", 0o644, b"<plist");
+    h.file_with(
+        "/Applications/Thing.app/Contents/Info.plist",
+        0o644,
+        b"<plist",
+    );
     let d = decl(
         "t",
         vec![app(
@@ -273,7 +305,12 @@ fn unreadable_plist_without_minimum_is_available_without_version() {
     let a = availability(&d, &h.load());
     assert_eq!(
         (st(&a), a.version, a.path.as_deref(), a.min_version),
-        (State::Available, None, Some("/Applications/Thing.app"), None)
+        (
+            State::Available,
+            None,
+            Some("/Applications/Thing.app"),
+            None
+        )
     );
 }
 
@@ -290,7 +327,12 @@ fn darwin_copies(versions: &[(&str, &str)], min: &str) -> Availability {
     }
     let d = decl(
         "t",
-        vec![app(OsFamily::Darwin, Presence::Bundle, locs, VersionKind::Plist)],
+        vec![app(
+            OsFamily::Darwin,
+            Presence::Bundle,
+            locs,
+            VersionKind::Plist,
+        )],
         needs_min(min),
     );
     availability(&d, &h.load())
@@ -298,12 +340,26 @@ fn darwin_copies(versions: &[(&str, &str)], min: &str) -> Availability {
 
 #[test]
 fn every_copy_first_satisfying_wins_else_highest_else_first() {
-    let a = darwin_copies(&[("/Old/T.app", "1.0"), ("/New/T.app", "2.4"), ("/Newer/T.app", "3.0")], "2.0");
+    let a = darwin_copies(
+        &[
+            ("/Old/T.app", "1.0"),
+            ("/New/T.app", "2.4"),
+            ("/Newer/T.app", "3.0"),
+        ],
+        "2.0",
+    );
     assert_eq!(
         (st(&a), a.version.as_deref(), a.path.as_deref()),
         (State::Available, Some("2.4"), Some("/New/T.app"))
     );
-    let a = darwin_copies(&[("/A/T.app", "1.0"), ("/B/T.app", "1.5"), ("/C/T.app", "1.5.0")], "2.0");
+    let a = darwin_copies(
+        &[
+            ("/A/T.app", "1.0"),
+            ("/B/T.app", "1.5"),
+            ("/C/T.app", "1.5.0"),
+        ],
+        "2.0",
+    );
     assert_eq!(
         (st(&a), a.version.as_deref(), a.path.as_deref()),
         (State::VersionTooOld, Some("1.5"), Some("/B/T.app")),
@@ -322,7 +378,11 @@ fn every_copy_first_satisfying_wins_else_highest_else_first() {
         "the raw text found is reported"
     );
     let a = darwin_copies(&[("/A/T.app", "2.3.0-beta")], "2.3.0");
-    assert_eq!(st(&a), State::Available, "prerelease suffixes are not ordered");
+    assert_eq!(
+        st(&a),
+        State::Available,
+        "prerelease suffixes are not ordered"
+    );
 }
 
 #[test]
@@ -355,7 +415,11 @@ fn uninstall_registry_versions_follow_the_entry_of_each_copy() {
     let a = availability(&decl("t", vec![def.clone()], needs_min("4")), &host);
     assert_eq!(
         (st(&a), a.version.as_deref(), a.path.as_deref()),
-        (State::VersionTooOld, Some("3.1"), Some("C:\\Thing3\\thing.exe"))
+        (
+            State::VersionTooOld,
+            Some("3.1"),
+            Some("C:\\Thing3\\thing.exe")
+        )
     );
     // A copy found by path takes the first matching entry with a DisplayVersion.
     def.locations = vec![path("C:\\Elsewhere\\thing.exe")];
@@ -364,7 +428,10 @@ fn uninstall_registry_versions_follow_the_entry_of_each_copy() {
     assert_eq!((st(&a), a.version.as_deref()), (State::VersionTooOld, None));
     def.version_arg = "Thing".into();
     let a = availability(&decl("t", vec![def], needs_min("1")), &host);
-    assert_eq!((st(&a), a.version.as_deref()), (State::Available, Some("1.0")));
+    assert_eq!(
+        (st(&a), a.version.as_deref()),
+        (State::Available, Some("1.0"))
+    );
 }
 
 #[test]
@@ -401,7 +468,11 @@ fn cli_json_output_in_manifest_order() {
     h.yaml("env:\n  ProgramFiles: 'C:\\Program Files'\n");
     let mut pe = pe_with_version();
     set_fixed_version(&mut pe, [2, 3, 0, 12594]);
-    h.file_with("C:/Program Files/Vendor/Vendor App 2.3/vendor.exe", 0o644, &pe);
+    h.file_with(
+        "C:/Program Files/Vendor/Vendor App 2.3/vendor.exe",
+        0o644,
+        &pe,
+    );
     let dir = h.write();
     let vendor = decl(
         "vendor-mcp",
@@ -440,10 +511,18 @@ fn cli_json_output_in_manifest_order() {
     );
     // Keys in the documented order.
     let text = String::from_utf8(out).unwrap();
-    let order: Vec<usize> = ["\"server\"", "\"state\"", "\"offerable\"", "\"version\"", "\"path\"", "\"min_version\"", "\"message\""]
-        .iter()
-        .map(|k| text.find(k).unwrap())
-        .collect();
+    let order: Vec<usize> = [
+        "\"server\"",
+        "\"state\"",
+        "\"offerable\"",
+        "\"version\"",
+        "\"path\"",
+        "\"min_version\"",
+        "\"message\"",
+    ]
+    .iter()
+    .map(|k| text.find(k).unwrap())
+    .collect();
     assert!(order.windows(2).all(|w| w[0] < w[1]), "{text}");
 
     // A bad host folder is invalid input (exit 1) naming host.yaml.
@@ -454,8 +533,12 @@ fn cli_json_output_in_manifest_order() {
     assert!(String::from_utf8_lossy(&err).contains("host.yaml"));
     // Load errors are printed and exit 1; a missing host folder is usage (2).
     let (mut out, mut err) = (Vec::new(), Vec::new());
-    let errors = vec!["plugin.yaml server 'x': app.linux.location[0].name must be a bare name".to_string()];
-    assert_eq!(run_availability_for(&[], &errors, None, true, &mut out, &mut err), 1);
+    let errors =
+        vec!["plugin.yaml server 'x': app.linux.location[0].name must be a bare name".to_string()];
+    assert_eq!(
+        run_availability_for(&[], &errors, None, true, &mut out, &mut err),
+        1
+    );
     assert!(String::from_utf8_lossy(&err).contains("app.linux.location[0].name"));
     let missing = dir.join("nope");
     assert_eq!(

@@ -59,10 +59,17 @@ fn custom_keys_localhost_and_declared_endpoint_path() {
         endpoint_path: "/rpc/v1".into(),
     };
     let r = read_server_json(&app, &h.load());
-    assert_eq!((r.running, r.endpoint_state), (Check::Present, Check::Present));
+    assert_eq!(
+        (r.running, r.endpoint_state),
+        (Check::Present, Check::Present)
+    );
     let e = r.endpoint.unwrap();
     assert_eq!(e.url, "http://localhost:5000/rpc/v1");
-    assert_eq!(e.dial.to_string(), "127.0.0.1:5000", "localhost is never resolved by name");
+    assert_eq!(
+        e.dial.to_string(),
+        "127.0.0.1:5000",
+        "localhost is never resolved by name"
+    );
     assert_eq!(e.token.expose(), "b-2");
     assert!(!format!("{e:?}").contains("b-2"));
 }
@@ -99,21 +106,43 @@ fn hostile_runtime_files_are_refused_without_leaking_the_token() {
     }
     // An endpoint_path that would move the authority (the parser rejects it;
     // the runtime check holds even for a hand-built AppDef).
-    for ep in ["@attacker.example/", "mcp", "/mcp?token=1", "/a/../../b", "/mcp x"] {
-        let body = format!(r#"{{"pid": 4242, "http": "http://127.0.0.1:9/", "token": "{SECRET}"}}"#);
+    for ep in [
+        "@attacker.example/",
+        "mcp",
+        "/mcp?token=1",
+        "/a/../../b",
+        "/mcp x",
+    ] {
+        let body =
+            format!(r#"{{"pid": 4242, "http": "http://127.0.0.1:9/", "token": "{SECRET}"}}"#);
         let r = eval(body.as_bytes(), ep);
         assert_eq!(r.endpoint_state, Check::Unavailable, "{ep}");
     }
     // Tokens that are not header-safe.
-    for tok in [format!("{SECRET}\\r\\nX-Evil: 1"), format!("{SECRET}\\n"), format!("a b{SECRET}")] {
+    for tok in [
+        format!("{SECRET}\\r\\nX-Evil: 1"),
+        format!("{SECRET}\\n"),
+        format!("a b{SECRET}"),
+    ] {
         let body = format!(r#"{{"pid": 4242, "http": "http://127.0.0.1:9/", "token": "{tok}"}}"#);
         let r = eval(body.as_bytes(), "/mcp");
         assert_eq!(r.endpoint_state, Check::Unavailable, "{tok}");
         assert!(r.endpoint.is_none());
     }
     // Pids that are not usable.
-    for pid in ["true", "false", "4242.0", "-1", "0", "2147483648", "\"4242\"", "null", "1.5e3"] {
-        let body = format!(r#"{{"pid": {pid}, "http": "http://127.0.0.1:9/", "token": "{SECRET}"}}"#);
+    for pid in [
+        "true",
+        "false",
+        "4242.0",
+        "-1",
+        "0",
+        "2147483648",
+        "\"4242\"",
+        "null",
+        "1.5e3",
+    ] {
+        let body =
+            format!(r#"{{"pid": {pid}, "http": "http://127.0.0.1:9/", "token": "{SECRET}"}}"#);
         let r = eval(body.as_bytes(), "/mcp");
         assert_eq!(r.running, Check::Unavailable, "pid {pid}");
         assert!(r.endpoint.is_none());
@@ -123,20 +152,29 @@ fn hostile_runtime_files_are_refused_without_leaking_the_token() {
         format!(r#"["{SECRET}"]"#).into_bytes(),
         format!("pid=4242 token={SECRET}").into_bytes(),
         {
-            let mut b = format!(r#"{{"pid": 4242, "http": "http://127.0.0.1:9/", "token": "{SECRET}", "pad": ""#).into_bytes();
+            let mut b = format!(
+                r#"{{"pid": 4242, "http": "http://127.0.0.1:9/", "token": "{SECRET}", "pad": ""#
+            )
+            .into_bytes();
             b.extend(std::iter::repeat_n(b'x', 70 * 1024));
             b.extend_from_slice(b"\"}");
             b
         },
     ] {
         let r = eval(&body, "/mcp");
-        assert_eq!((r.running, r.endpoint_state), (Check::Absent, Check::Absent));
+        assert_eq!(
+            (r.running, r.endpoint_state),
+            (Check::Absent, Check::Absent)
+        );
     }
 }
 
 #[test]
 fn dead_pid_gives_no_endpoint() {
-    let r = eval(br#"{"pid": 4206937, "http": "http://127.0.0.1:1/mcp"}"#, "/mcp");
+    let r = eval(
+        br#"{"pid": 4206937, "http": "http://127.0.0.1:1/mcp"}"#,
+        "/mcp",
+    );
     assert_eq!(r.running, Check::Absent);
     assert!(r.endpoint.is_none());
 }
@@ -154,7 +192,10 @@ fn real_child_process_liveness() {
     child.kill().unwrap();
     child.wait().unwrap();
     assert!(!real.process_alive(pid));
-    assert!(real.process_alive(1), "init exists (EPERM or not, it is alive)");
+    assert!(
+        real.process_alive(1),
+        "init exists (EPERM or not, it is alive)"
+    );
     assert!(!real.process_alive(0));
     assert!(!real.process_alive(u32::MAX));
 
@@ -170,7 +211,10 @@ fn real_child_process_liveness() {
     )
     .unwrap();
     let r = read_server_json(&live_app(file.to_str().unwrap(), "/mcp"), &real);
-    assert_eq!((r.running, r.endpoint_state), (Check::Present, Check::Present));
+    assert_eq!(
+        (r.running, r.endpoint_state),
+        (Check::Present, Check::Present)
+    );
     assert!(!format!("{r:?}").contains(SECRET));
 }
 
@@ -207,12 +251,22 @@ fn serve_once(status: u16) -> (u16, mpsc::Receiver<String>) {
 
 #[test]
 fn initialize_probe_against_a_real_loopback_server() {
-    for (status, want) in [(200, Check::Present), (401, Check::Present), (403, Check::Present), (404, Check::Absent)] {
+    for (status, want) in [
+        (200, Check::Present),
+        (401, Check::Present),
+        (403, Check::Present),
+        (404, Check::Absent),
+    ] {
         let (port, rx) = serve_once(status);
-        let body = format!(r#"{{"pid": 4242, "http": "http://127.0.0.1:{port}/x", "token": "{SECRET}"}}"#);
+        let body =
+            format!(r#"{{"pid": 4242, "http": "http://127.0.0.1:{port}/x", "token": "{SECRET}"}}"#);
         let r = eval(body.as_bytes(), "/rpc/v1");
         let e = r.endpoint.unwrap();
-        assert_eq!(probe_initialize(&e, Duration::from_secs(5)), want, "http {status}");
+        assert_eq!(
+            probe_initialize(&e, Duration::from_secs(5)),
+            want,
+            "http {status}"
+        );
         let req = rx.recv_timeout(Duration::from_secs(5)).unwrap();
         assert!(req.starts_with("POST /rpc/v1 HTTP/1.1\r\n"), "{req}");
         assert!(req.contains(&format!("Authorization: Bearer {SECRET}\r\n")));
@@ -226,7 +280,10 @@ fn initialize_probe_against_a_real_loopback_server() {
     let body = format!(r#"{{"pid": 4242, "http": "http://localhost:{port}"}}"#);
     let e = eval(body.as_bytes(), "/mcp").endpoint.unwrap();
     assert!(e.token.is_empty());
-    assert_eq!(probe_initialize(&e, Duration::from_millis(500)), Check::Absent);
+    assert_eq!(
+        probe_initialize(&e, Duration::from_millis(500)),
+        Check::Absent
+    );
 }
 
 #[test]
@@ -240,6 +297,9 @@ fn a_silent_server_times_out_as_absent() {
     });
     let body = format!(r#"{{"pid": 4242, "http": "http://127.0.0.1:{port}"}}"#);
     let e = eval(body.as_bytes(), "/mcp").endpoint.unwrap();
-    assert_eq!(probe_initialize(&e, Duration::from_millis(200)), Check::Absent);
+    assert_eq!(
+        probe_initialize(&e, Duration::from_millis(200)),
+        Check::Absent
+    );
     hold.join().unwrap();
 }

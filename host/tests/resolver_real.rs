@@ -9,7 +9,9 @@ use std::fs;
 use std::os::unix::fs::{PermissionsExt, symlink};
 use wasmgate::availability::{State, availability};
 use wasmgate::declaration::{LocationKind, OsFamily, Presence, VersionKind};
-use wasmgate::platform::{FileKind, GpuClass, Platform, RealPlatform, gpu_class, refresh_gpu_class};
+use wasmgate::platform::{
+    FileKind, GpuClass, Platform, RealPlatform, gpu_class, refresh_gpu_class,
+};
 use wasmgate::resolver::locate;
 
 fn write(path: &std::path::Path, mode: u32) {
@@ -61,7 +63,10 @@ fn real_files_exec_bits_symlinks_and_star_folders() {
         real.metadata(&format!("{base}/link")),
         Some(FileKind::File { executable: true })
     );
-    assert_eq!(real.metadata(&format!("{base}/Thing 2.9")), Some(FileKind::Dir));
+    assert_eq!(
+        real.metadata(&format!("{base}/Thing 2.9")),
+        Some(FileKind::Dir)
+    );
     assert!(real.fs_calls() >= 6);
 }
 
@@ -70,7 +75,10 @@ fn command_on_the_real_path() {
     let real = RealPlatform::new();
     let d = decl(
         "t",
-        vec![exe_app(OsFamily::Linux, vec![kind(LocationKind::Command, "sh")])],
+        vec![exe_app(
+            OsFamily::Linux,
+            vec![kind(LocationKind::Command, "sh")],
+        )],
         needs_app(),
     );
     let a = availability(&d, &real);
@@ -99,7 +107,10 @@ fn bundle_and_plist_on_real_files() {
     let bundle = t.path().join("Thing.app");
     fs::create_dir_all(bundle.join("Contents")).unwrap();
     let mut d = plist::Dictionary::new();
-    d.insert("CFBundleShortVersionString".into(), plist::Value::String("3.2.1".into()));
+    d.insert(
+        "CFBundleShortVersionString".into(),
+        plist::Value::String("3.2.1".into()),
+    );
     plist::Value::Dictionary(d)
         .to_file_binary(bundle.join("Contents/Info.plist"))
         .unwrap();

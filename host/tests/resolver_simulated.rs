@@ -24,13 +24,23 @@ fn p(s: &str, present: bool) -> (String, bool) {
 #[test]
 fn star_folders_are_ordered_by_the_matched_version() {
     let h = Host::new(OsFamily::Linux, "");
-    for v in ["Thing 2.9", "Thing beta", "Thing 10.0", "Thing 2.10", "Thing 2", "Thing 2.0"] {
+    for v in [
+        "Thing 2.9",
+        "Thing beta",
+        "Thing 10.0",
+        "Thing 2.10",
+        "Thing 2",
+        "Thing 2.0",
+    ] {
         h.exe(&format!("/opt/{v}/thing"));
     }
     h.exe("/opt/.Thing 99/thing"); // hidden: `*` does not match a leading dot
     h.exe("/opt/Other 50/thing");
     let host = h.load();
-    let r = locate(&exe_app(OsFamily::Linux, vec![path("/opt/Thing */thing")]), &host);
+    let r = locate(
+        &exe_app(OsFamily::Linux, vec![path("/opt/Thing */thing")]),
+        &host,
+    );
     assert_eq!(
         paths(&r),
         vec![
@@ -51,10 +61,16 @@ fn star_skips_a_match_without_the_file_and_reports_the_pattern_when_none() {
     h.dir("/opt/Thing 3.0");
     h.exe("/opt/Thing 2.0/thing");
     let host = h.load();
-    let r = locate(&exe_app(OsFamily::Linux, vec![path("/opt/Thing */thing")]), &host);
+    let r = locate(
+        &exe_app(OsFamily::Linux, vec![path("/opt/Thing */thing")]),
+        &host,
+    );
     assert_eq!(paths(&r), vec![p("/opt/Thing 2.0/thing", true)]);
 
-    let r = locate(&exe_app(OsFamily::Linux, vec![path("/srv/None */thing")]), &host);
+    let r = locate(
+        &exe_app(OsFamily::Linux, vec![path("/srv/None */thing")]),
+        &host,
+    );
     assert_eq!(paths(&r), vec![p("/srv/None */thing", false)]);
 }
 
@@ -62,8 +78,16 @@ fn star_skips_a_match_without_the_file_and_reports_the_pattern_when_none() {
 fn win32_star_folders_and_percent_variables() {
     let mut h = Host::new(OsFamily::Win32, "");
     h.yaml("env:\n  ProgramFiles: 'C:\\Program Files'\n");
-    h.file_with("C:/Program Files/Vendor/Vendor App 2.3/vendor.exe", 0o644, b"MZ");
-    h.file_with("C:/Program Files/Vendor/Vendor App 2.10/vendor.exe", 0o644, b"MZ");
+    h.file_with(
+        "C:/Program Files/Vendor/Vendor App 2.3/vendor.exe",
+        0o644,
+        b"MZ",
+    );
+    h.file_with(
+        "C:/Program Files/Vendor/Vendor App 2.10/vendor.exe",
+        0o644,
+        b"MZ",
+    );
     let host = h.load();
     let r = locate(
         &exe_app(
@@ -75,8 +99,14 @@ fn win32_star_folders_and_percent_variables() {
     assert_eq!(
         paths(&r),
         vec![
-            p("C:\\Program Files\\Vendor\\Vendor App 2.10\\vendor.exe", true),
-            p("C:\\Program Files\\Vendor\\Vendor App 2.3\\vendor.exe", true),
+            p(
+                "C:\\Program Files\\Vendor\\Vendor App 2.10\\vendor.exe",
+                true
+            ),
+            p(
+                "C:\\Program Files\\Vendor\\Vendor App 2.3\\vendor.exe",
+                true
+            ),
         ]
     );
 }
@@ -143,7 +173,10 @@ fn executable_presence_needs_the_execute_bit_on_posix_only() {
     h.plain("/opt/thing");
     h.dir("/opt/folder");
     let host = h.load();
-    let app = exe_app(OsFamily::Linux, vec![path("/opt/thing"), path("/opt/folder")]);
+    let app = exe_app(
+        OsFamily::Linux,
+        vec![path("/opt/thing"), path("/opt/folder")],
+    );
     assert_eq!(
         paths(&locate(&app, &host)),
         vec![p("/opt/thing", false), p("/opt/folder", false)]
@@ -153,7 +186,10 @@ fn executable_presence_needs_the_execute_bit_on_posix_only() {
     h.plain("C:/x/thing.exe");
     let host = h.load();
     let app = exe_app(OsFamily::Win32, vec![path("C:/x/thing.exe")]);
-    assert_eq!(paths(&locate(&app, &host)), vec![p("C:\\x\\thing.exe", true)]);
+    assert_eq!(
+        paths(&locate(&app, &host)),
+        vec![p("C:\\x\\thing.exe", true)]
+    );
 }
 
 #[test]
@@ -214,8 +250,14 @@ fn command_on_win32_uses_pathext_without_case() {
         paths(&locate(&app, &host)),
         vec![p("C:\\Tools\\vendor.EXE", true)]
     );
-    let app = exe_app(OsFamily::Win32, vec![kind(LocationKind::Command, "vendor.exe")]);
-    assert_eq!(paths(&locate(&app, &host)), vec![p("C:\\Tools\\vendor.exe", true)]);
+    let app = exe_app(
+        OsFamily::Win32,
+        vec![kind(LocationKind::Command, "vendor.exe")],
+    );
+    assert_eq!(
+        paths(&locate(&app, &host)),
+        vec![p("C:\\Tools\\vendor.exe", true)]
+    );
     // .CMD is not in this PATHEXT.
     let app = exe_app(OsFamily::Win32, vec![kind(LocationKind::Command, "other")]);
     assert_eq!(paths(&locate(&app, &host)), vec![p("other", false)]);
@@ -242,17 +284,26 @@ registry:
     h.plain("C:/Users/ana/AppData/Local/Vendor/bin/vendor.exe");
     h.plain("C:/Other/bin/vendor.exe");
     let host = h.load();
-    let app = exe_app(OsFamily::Win32, vec![uninstall("Vendor App", "bin/vendor.exe")]);
+    let app = exe_app(
+        OsFamily::Win32,
+        vec![uninstall("Vendor App", "bin/vendor.exe")],
+    );
     let r = locate(&app, &host);
     assert_eq!(
         paths(&r),
         vec![
             p("C:\\Program Files\\Vendor\\bin\\vendor.exe", true),
             p("C:\\Program Files (x86)\\Vendor\\bin\\vendor.exe", true),
-            p("C:\\Users\\ana\\AppData\\Local\\Vendor\\bin\\vendor.exe", true),
+            p(
+                "C:\\Users\\ana\\AppData\\Local\\Vendor\\bin\\vendor.exe",
+                true
+            ),
         ]
     );
-    assert_eq!(r.candidates[0].uninstall_version, Some(Some("2.3.0".into())));
+    assert_eq!(
+        r.candidates[0].uninstall_version,
+        Some(Some("2.3.0".into()))
+    );
     assert_eq!(r.candidates[1].uninstall_version, Some(None));
 }
 
@@ -293,7 +344,10 @@ fn bundle_presence_needs_an_info_plist_file() {
     let app = app(
         OsFamily::Darwin,
         Presence::Bundle,
-        vec![path("/Applications/Thing.app"), path("/Applications/Empty.app")],
+        vec![
+            path("/Applications/Thing.app"),
+            path("/Applications/Empty.app"),
+        ],
         VersionKind::None,
     );
     assert!(!locate(&app, &host).found());
@@ -305,7 +359,10 @@ fn flatpak_system_then_xdg_data_home_or_default() {
     h.yaml("env:\n  XDG_DATA_HOME: /data/u\n");
     h.exe("/data/u/flatpak/exports/bin/com.vendor.App");
     let host = h.load();
-    let app = exe_app(OsFamily::Linux, vec![kind(LocationKind::Flatpak, "com.vendor.App")]);
+    let app = exe_app(
+        OsFamily::Linux,
+        vec![kind(LocationKind::Flatpak, "com.vendor.App")],
+    );
     assert_eq!(
         paths(&locate(&app, &host)),
         vec![
@@ -320,7 +377,10 @@ fn flatpak_system_then_xdg_data_home_or_default() {
         paths(&locate(&app, &host)),
         vec![
             p("/var/lib/flatpak/exports/bin/com.vendor.App", false),
-            p("/home/u/.local/share/flatpak/exports/bin/com.vendor.App", true),
+            p(
+                "/home/u/.local/share/flatpak/exports/bin/com.vendor.App",
+                true
+            ),
         ]
     );
 }
@@ -333,7 +393,10 @@ fn snap_looks_in_both_bin_folders() {
     let app = exe_app(OsFamily::Linux, vec![kind(LocationKind::Snap, "thing")]);
     assert_eq!(
         paths(&locate(&app, &host)),
-        vec![p("/snap/bin/thing", false), p("/var/lib/snapd/snap/bin/thing", true)]
+        vec![
+            p("/snap/bin/thing", false),
+            p("/var/lib/snapd/snap/bin/thing", true)
+        ]
     );
 }
 
@@ -354,9 +417,18 @@ fn host_yaml_unknown_keys_and_bad_values_are_errors() {
         ("os: linux\ngpu: voodoo\n", "gpu"),
         ("os: linux\narch: arm64\n", "arch"),
         ("os: linux\nregistry: {uninstall: []}\n", "registry"),
-        ("os: win32\nregistry: {uninstall: [{hive: HKCR, key: k}]}\n", "registry.uninstall[0].hive"),
-        ("os: win32\nregistry: {uninstall: [{hive: HKLM, key: k, Colour: red}]}\n", "Colour"),
-        ("os: win32\nregistry: {uninstall: [{hive: HKCU, view: 32, key: k}]}\n", "view"),
+        (
+            "os: win32\nregistry: {uninstall: [{hive: HKCR, key: k}]}\n",
+            "registry.uninstall[0].hive",
+        ),
+        (
+            "os: win32\nregistry: {uninstall: [{hive: HKLM, key: k, Colour: red}]}\n",
+            "Colour",
+        ),
+        (
+            "os: win32\nregistry: {uninstall: [{hive: HKCU, view: 32, key: k}]}\n",
+            "view",
+        ),
     ];
     for (yaml, needle) in cases {
         let dir = tempfile::tempdir().unwrap();

@@ -82,7 +82,10 @@ fn pe_version_through_a_simulated_win32_host() {
         kind: wasmgate::declaration::LocationKind::Path,
         uninstall_version: None,
     };
-    assert_eq!(read_version(&def, &copy, &host).as_deref(), Some("11.0.9.509"));
+    assert_eq!(
+        read_version(&def, &copy, &host).as_deref(),
+        Some("11.0.9.509")
+    );
 }
 
 #[test]
@@ -92,7 +95,10 @@ fn plist_versions_xml_and_binary() {
         h.bundle(
             "/Applications/A.app",
             &[
-                ("CFBundleShortVersionString", plist::Value::String("4.2".into())),
+                (
+                    "CFBundleShortVersionString",
+                    plist::Value::String("4.2".into()),
+                ),
                 ("CFBundleVersion", plist::Value::String("4201".into())),
             ],
             binary,
@@ -100,7 +106,10 @@ fn plist_versions_xml_and_binary() {
         h.bundle(
             "/Applications/B.app",
             &[
-                ("CFBundleShortVersionString", plist::Value::String(String::new())),
+                (
+                    "CFBundleShortVersionString",
+                    plist::Value::String(String::new()),
+                ),
                 ("CFBundleVersion", plist::Value::String("77".into())),
             ],
             binary,
@@ -110,11 +119,24 @@ fn plist_versions_xml_and_binary() {
             &[("CFBundleVersion", plist::Value::Integer(7.into()))],
             binary,
         );
-        h.bundle("/Applications/D.app", &[("CFBundleName", plist::Value::String("D".into()))], binary);
+        h.bundle(
+            "/Applications/D.app",
+            &[("CFBundleName", plist::Value::String("D".into()))],
+            binary,
+        );
         let host = h.load();
-        assert_eq!(plist_version("/Applications/A.app", &host).as_deref(), Some("4.2"));
-        assert_eq!(plist_version("/Applications/B.app", &host).as_deref(), Some("77"));
-        assert_eq!(plist_version("/Applications/C.app", &host).as_deref(), Some("7"));
+        assert_eq!(
+            plist_version("/Applications/A.app", &host).as_deref(),
+            Some("4.2")
+        );
+        assert_eq!(
+            plist_version("/Applications/B.app", &host).as_deref(),
+            Some("77")
+        );
+        assert_eq!(
+            plist_version("/Applications/C.app", &host).as_deref(),
+            Some("7")
+        );
         assert_eq!(plist_version("/Applications/D.app", &host), None);
         assert_eq!(plist_version("/Applications/None.app", &host), None);
     }
@@ -127,7 +149,10 @@ fn plist_larger_than_the_limit_is_not_read() {
     h.bundle(
         "/Applications/Big.app",
         &[
-            ("CFBundleShortVersionString", plist::Value::String("1.0".into())),
+            (
+                "CFBundleShortVersionString",
+                plist::Value::String("1.0".into()),
+            ),
             ("Padding", plist::Value::String(big)),
         ],
         false,

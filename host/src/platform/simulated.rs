@@ -121,7 +121,8 @@ impl SimulatedHost {
             .map_err(|e| SimulatedHostError(format!("{where_}: cannot read: {e}")))?;
         let y: HostYaml = yaml_serde::from_str(&text)
             .map_err(|e| SimulatedHostError(format!("{where_}: {e}")))?;
-        let err = |field: &str, what: String| SimulatedHostError(format!("{where_}: {field} {what}"));
+        let err =
+            |field: &str, what: String| SimulatedHostError(format!("{where_}: {field} {what}"));
         let os = OsFamily::parse(&y.os).ok_or_else(|| {
             err(
                 "os",
@@ -250,7 +251,11 @@ impl SimulatedHost {
             }
             _ => (PathBuf::from("."), path.strip_prefix('/')?),
         };
-        let seps: &[char] = if self.os == OsFamily::Win32 { &['\\', '/'] } else { &['/'] };
+        let seps: &[char] = if self.os == OsFamily::Win32 {
+            &['\\', '/']
+        } else {
+            &['/']
+        };
         for s in rest.split(seps) {
             match s {
                 "" | "." => {}
@@ -279,7 +284,11 @@ impl SimulatedHost {
                 continue;
             }
             self.count();
-            let dir = if found.as_os_str().is_empty() { PathBuf::from(".") } else { found.clone() };
+            let dir = if found.as_os_str().is_empty() {
+                PathBuf::from(".")
+            } else {
+                found.clone()
+            };
             let name = root
                 .read_dir(&dir)
                 .ok()?
@@ -299,14 +308,20 @@ impl SimulatedHost {
         let (root, rel) = self.resolve(path).ok_or_else(not_found)?;
         let f = root.open(rel)?;
         if !f.metadata()?.is_file() {
-            return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a regular file"));
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not a regular file",
+            ));
         }
         Ok(f)
     }
 }
 
 fn not_found() -> io::Error {
-    io::Error::new(io::ErrorKind::NotFound, "no such file in the simulated host")
+    io::Error::new(
+        io::ErrorKind::NotFound,
+        "no such file in the simulated host",
+    )
 }
 
 impl Platform for SimulatedHost {

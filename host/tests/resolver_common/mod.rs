@@ -265,7 +265,11 @@ fn pip_dirs() -> Vec<PathBuf> {
         out.push(PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));
     }
     let home = std::env::var("HOME").unwrap_or_default();
-    for base in [format!("{home}/.pyenv/versions"), "/usr/lib".into(), "/usr/local/lib".into()] {
+    for base in [
+        format!("{home}/.pyenv/versions"),
+        "/usr/lib".into(),
+        "/usr/local/lib".into(),
+    ] {
         if let Ok(rd) = fs::read_dir(&base) {
             for e in rd.flatten() {
                 // pyenv: versions/X/lib/pythonY/site-packages/pip
