@@ -1,6 +1,7 @@
 //! The `wasmgate` commands (clap).
 
 pub mod availability;
+pub mod check;
 
 use std::process::ExitCode;
 

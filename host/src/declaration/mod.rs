@@ -1,6 +1,13 @@
 //! Application declarations: the vocabulary, the parser, the registry
 //! (`spec/declarations.md` §1, §2, §8). Pure: no I/O.
 
+pub mod kinds;
 pub mod model;
+pub mod parse;
+pub mod registry;
+pub mod value;
 
+pub use kinds::{LOCATION_KINDS, LocationKindSpec};
 pub use model::*;
+pub use parse::{DeclarationError, ParseOptions, parse_declaration, render_declaration};
+pub use registry::{Registry, RegistryChange, SubscriptionId};

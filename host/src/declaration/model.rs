@@ -236,6 +236,21 @@ pub struct Declaration {
 }
 
 impl Declaration {
+    /// `requires.app` (reference §1.1 derived accessor).
+    pub fn requires_app(&self) -> bool {
+        self.requires.app
+    }
+
+    /// `requires.min_version`, exactly as written.
+    pub fn min_version(&self) -> Option<&str> {
+        self.requires.min_version.as_deref()
+    }
+
+    /// `requires.gpu`.
+    pub fn required_gpu(&self) -> Option<GpuVendor> {
+        self.requires.gpu
+    }
+
     /// The `AppDef` for `os`, if the declaration has one.
     pub fn app_for(&self, os: OsFamily) -> Option<&AppDef> {
         self.app.as_ref()?.iter().find(|d| d.os_family == os)

@@ -2,6 +2,7 @@
 //! in the schema of `spec/mcp-client.md` §1 plus the seed 000 `app:` /
 //! `requires:` blocks.
 
+use super::sampling::SamplingPolicy;
 use crate::declaration::Declaration;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -60,6 +61,8 @@ pub struct ServerSpec {
     pub tools: ToolFilter,
     /// Largest tool result kept, in bytes (default 8 MiB).
     pub max_result_bytes: usize,
+    /// `sampling:` (defaults when absent).
+    pub sampling: SamplingPolicy,
     /// The server's application declaration, when it has `app:` or `requires:`.
     pub declaration: Option<Declaration>,
 }

@@ -1,0 +1,799 @@
+//! The declaration parser (`spec/declarations.md` §2, reference §2).
+//!
+//! Input is an already-decoded value (YAML, JSON, or the mapping the
+//! component loader builds from the WIT records) plus a `where` label. Every
+//! rule of reference §2 runs in the reference's order and the first failing
+//! check wins; wasmgate's decisions (spec §2, decisions 1–7) refine it:
+//! unknown keys are errors at every level (checked right after "must be a
+//! mapping", as the reference already does for `app` and `requires`), a lone
+//! location mapping is a list of one, `plist` needs `presence: bundle`,
+//! `%VAR%` is refused under linux/darwin, `//server/share` everywhere, an
+//! unquoted numeric `min_version` is told to quote it, type confusion is an
+//! ordinary error with its field path, and the hardened liveness rules apply.
+//! The parser never touches files.
+
+use super::kinds::{LocationKindSpec, location_kind_by_name, location_kind_names};
+use super::model::{
+    AppDef, Declaration, GpuVendor, Liveness, Location, LocationKind, OsFamily, Presence, Requires,
+    VersionKind,
+};
+use super::value::{
+    describe, did_you_mean, falsy_or_text, hint_for, is_falsy, key_text, quoted_list,
+    unknown_keys_message,
+};
+use std::fmt;
+use yaml_serde::{Mapping, Value};
+
+/// A declaration that breaks a rule of spec §2. Displays as
+/// `<where>: <field path> <what is wrong>`, e.g.
+/// `plugin.yaml server 'blender': app.linux.location[0].name must be a bare name`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeclarationError {
+    /// Where the declaration came from (`plugins/x/plugin.yaml server 'x'`).
+    pub where_: String,
+    /// The field path (`app.linux.location[0].name`, `requires.min_version`).
+    pub path: String,
+    /// What is wrong, with a hint where one helps.
+    pub message: String,
+}
+
+impl fmt::Display for DeclarationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {} {}", self.where_, self.path, self.message)
+    }
+}
+
+impl std::error::Error for DeclarationError {}
+
+/// Options that depend on where a declaration comes from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ParseOptions {
+    /// Accept `version.kind: custom`. Only a component can read its own
+    /// version (its `probe-version` export), so YAML/JSON sources pass `false`.
+    pub allow_custom_version: bool,
+}
+
+/// (field path, message) before the `where` label is attached.
+type Fail = (String, String);
+type R<T> = Result<T, Fail>;
+
+fn fail<T>(path: impl Into<String>, message: impl Into<String>) -> R<T> {
+    Err((path.into(), message.into()))
+}
+
+/// Parses one server's `app:` and `requires:` blocks into a [`Declaration`].
+///
+/// `server` is the configured server name (copied into every
+/// `AppDef::app_id`); `raw_app` / `raw_requires` are the decoded blocks
+/// (`None` = key absent, same as null); `where_` labels every error.
+///
+/// # Errors
+/// The first failing rule of spec §2 / reference §2 as a [`DeclarationError`].
+pub fn parse_declaration(
+    server: &str,
+    raw_app: Option<&Value>,
+    raw_requires: Option<&Value>,
+    where_: &str,
+    opts: ParseOptions,
+) -> Result<Declaration, DeclarationError> {
+    let wrap = |(path, message): Fail| DeclarationError {
+        where_: where_.to_string(),
+        path,
+        message,
+    };
+    // The app block is parsed completely before `requires` (reference §2).
+    let app = parse_app(server, raw_app.unwrap_or(&Value::Null), opts).map_err(wrap)?;
+    let requires =
+        parse_requires(raw_requires.unwrap_or(&Value::Null), app.as_deref()).map_err(wrap)?;
+    Ok(Declaration {
+        name: server.to_string(),
+        app,
+        requires,
+    })
+}
+
+// ---------------------------------------------------------------------------
+// app (reference §2.1)
+// ---------------------------------------------------------------------------
+
+const OS_KEYS: [&str; 3] = ["win32", "darwin", "linux"];
+
+fn parse_app(server: &str, v: &Value, opts: ParseOptions) -> R<Option<Vec<AppDef>>> {
+    let m = match v {
+        Value::Null => return Ok(None),
+        Value::Mapping(m) => m,
+        other => {
+            return fail(
+                "app",
+                format!("must be a mapping (got {})", describe(other)),
+            );
+        }
+    };
+    // Unknown OS keys are checked before emptiness.
+    let mut unknown: Vec<String> = m
+        .keys()
+        .filter(|k| !matches!(k, Value::String(s) if OsFamily::parse(s).is_some()))
+        .map(key_text)
+        .collect();
+    if !unknown.is_empty() {
+        unknown.sort();
+        let mut msg = format!(
+            "has unknown OS keys {}; use ('win32', 'darwin', 'linux')",
+            quoted_list(&unknown)
+        );
+        if let Some(hint) = hint_for(&unknown, &OS_KEYS) {
+            msg.push_str(&format!("; {hint}"));
+        }
+        return fail("app", msg);
+    }
+    if m.is_empty() {
+        return fail("app", "needs at least one OS block");
+    }
+    let mut defs = Vec::with_capacity(m.len());
+    for (k, block) in m {
+        // Every key is a known OS family here (checked above).
+        let os = match k {
+            Value::String(s) => OsFamily::parse(s),
+            _ => None,
+        };
+        let Some(os) = os else {
+            return fail("app", format!("has unknown OS keys ['{}']", key_text(k)));
+        };
+        defs.push(parse_os_block(server, os, block, opts)?);
+    }
+    Ok(Some(defs))
+}
+
+// ---------------------------------------------------------------------------
+// One OS block (reference §2.2)
+// ---------------------------------------------------------------------------
+
+const OS_BLOCK_KEYS: [&str; 4] = ["presence", "location", "version", "liveness"];
+const VERSION_KEYS: [&str; 2] = ["kind", "display_name_prefix"];
+const LIVENESS_KEYS: [&str; 6] = [
+    "kind",
+    "path",
+    "pid_key",
+    "url_key",
+    "token_key",
+    "endpoint_path",
+];
+
+fn check_keys(m: &Mapping, path: &str, allowed: &[&str]) -> R<()> {
+    match unknown_keys_message(m, allowed) {
+        Some(msg) => fail(path, msg),
+        None => Ok(()),
+    }
+}
+
+fn parse_os_block(server: &str, os: OsFamily, v: &Value, opts: ParseOptions) -> R<AppDef> {
+    let p = format!("app.{os}");
+    let Value::Mapping(m) = v else {
+        return fail(p, format!("must be a mapping (got {})", describe(v)));
+    };
+    check_keys(m, &p, &OS_BLOCK_KEYS)?;
+
+    // 2. presence
+    let presence = match m.get("presence") {
+        Some(Value::String(s)) if s == "executable" => Presence::Executable,
+        Some(Value::String(s)) if s == "bundle" => Presence::Bundle,
+        other => {
+            let mut msg = "must be one of ('executable', 'bundle')".to_string();
+            match other {
+                None => msg.push_str(" (it is missing)"),
+                Some(Value::String(s)) => {
+                    if let Some(c) = did_you_mean(s, &["executable", "bundle"]) {
+                        msg.push_str(&format!("; did you mean '{c}'?"));
+                    }
+                }
+                Some(o) => msg.push_str(&format!(" (got {})", describe(o))),
+            }
+            return fail(format!("{p}.presence"), msg);
+        }
+    };
+
+    // 3. location
+    let lp = format!("{p}.location");
+    let locations = match m.get("location") {
+        Some(Value::Sequence(items)) => {
+            if items.is_empty() {
+                return fail(lp, "is required");
+            }
+            let mut out = Vec::with_capacity(items.len());
+            for (i, item) in items.iter().enumerate() {
+                out.push(parse_location_item(
+                    item,
+                    os,
+                    presence,
+                    &format!("{lp}[{i}]"),
+                )?);
+            }
+            out
+        }
+        // Decision 2: a lone mapping is a list of one.
+        Some(item @ (Value::String(_) | Value::Mapping(_))) => {
+            vec![parse_location_item(item, os, presence, &lp)?]
+        }
+        None | Some(Value::Null) => return fail(lp, "is required"),
+        Some(other) => {
+            return fail(
+                lp,
+                format!(
+                    "is required: a path, a location mapping or a list of them (got {})",
+                    describe(other)
+                ),
+            );
+        }
+    };
+
+    // 4. version
+    let vp = format!("{p}.version");
+    let (version_kind, version_arg) = match m.get("version") {
+        None => (VersionKind::None, String::new()),
+        Some(v) if is_falsy(v) => (VersionKind::None, String::new()),
+        Some(Value::Mapping(vm)) => parse_version(vm, os, presence, &vp, opts)?,
+        Some(other) => return fail(vp, format!("must be a mapping (got {})", describe(other))),
+    };
+
+    // 5. liveness
+    let livp = format!("{p}.liveness");
+    let liveness = match m.get("liveness") {
+        None => Liveness::None,
+        Some(v) if is_falsy(v) => Liveness::None,
+        Some(Value::Mapping(lm)) => parse_liveness(lm, os, &livp)?,
+        Some(other) => {
+            return fail(livp, format!("must be a mapping (got {})", describe(other)));
+        }
+    };
+
+    Ok(AppDef {
+        app_id: server.to_string(),
+        os_family: os,
+        presence,
+        locations,
+        version_kind,
+        version_arg,
+        liveness,
+    })
+}
+
+fn version_kind_names(opts: ParseOptions) -> Vec<&'static str> {
+    let mut v = vec!["none", "pe_resource", "plist", "uninstall_registry"];
+    if opts.allow_custom_version {
+        v.push("custom");
+    }
+    v
+}
+
+fn parse_version(
+    vm: &Mapping,
+    os: OsFamily,
+    presence: Presence,
+    vp: &str,
+    opts: ParseOptions,
+) -> R<(VersionKind, String)> {
+    check_keys(vm, vp, &VERSION_KEYS)?;
+    let kp = format!("{vp}.kind");
+    let names = version_kind_names(opts);
+    let kind = match vm.get("kind") {
+        None | Some(Value::Null) => VersionKind::None,
+        Some(Value::String(s)) => match s.as_str() {
+            "none" => VersionKind::None,
+            "pe_resource" => VersionKind::PeResource,
+            "plist" => VersionKind::Plist,
+            "uninstall_registry" => VersionKind::UninstallRegistry,
+            "custom" if opts.allow_custom_version => VersionKind::Custom,
+            "custom" => {
+                return fail(
+                    kp,
+                    "'custom' is only valid in a component's manifest (its probe-version export reads the version)",
+                );
+            }
+            other => {
+                let mut msg = format!("must be one of {}", quoted_list(&names));
+                if let Some(c) = did_you_mean(other, &names) {
+                    msg.push_str(&format!("; did you mean '{c}'?"));
+                }
+                return fail(kp, msg);
+            }
+        },
+        Some(other) => {
+            return fail(
+                kp,
+                format!(
+                    "must be one of {} (got {})",
+                    quoted_list(&names),
+                    describe(other)
+                ),
+            );
+        }
+    };
+    // OS restriction of the version kind.
+    let only = match kind {
+        VersionKind::PeResource | VersionKind::UninstallRegistry => Some(OsFamily::Win32),
+        VersionKind::Plist => Some(OsFamily::Darwin),
+        VersionKind::None | VersionKind::Custom => None,
+    };
+    if let Some(only) = only
+        && only != os
+    {
+        return fail(
+            kp,
+            format!("'{}' is only valid under app.{only}", kind.as_str()),
+        );
+    }
+    // Decision 3: a plist is read from a bundle.
+    if kind == VersionKind::Plist && presence != Presence::Bundle {
+        return fail(kp, format!("'plist' needs app.{os}.presence bundle"));
+    }
+    let dp = format!("{vp}.display_name_prefix");
+    let arg = falsy_or_text(vm.get("display_name_prefix"))
+        .or_else(|got| fail(&dp, format!("must be a string (got {got})")))?;
+    if kind == VersionKind::UninstallRegistry && arg.is_empty() {
+        return fail(dp, "is required for uninstall_registry");
+    }
+    Ok((kind, arg))
+}
+
+fn parse_liveness(lm: &Mapping, os: OsFamily, livp: &str) -> R<Liveness> {
+    check_keys(lm, livp, &LIVENESS_KEYS)?;
+    let kp = format!("{livp}.kind");
+    let server_json = match lm.get("kind") {
+        None | Some(Value::Null) => false,
+        Some(Value::String(s)) if s == "server_json" => true,
+        Some(Value::String(s)) if s == "none" => false,
+        Some(other) => {
+            let mut msg = "must be one of ('server_json', 'none')".to_string();
+            if let Value::String(s) = other {
+                if let Some(c) = did_you_mean(s, &["server_json", "none"]) {
+                    msg.push_str(&format!("; did you mean '{c}'?"));
+                }
+            } else {
+                msg.push_str(&format!(" (got {})", describe(other)));
+            }
+            return fail(kp, msg);
+        }
+    };
+    let text = |key: &str| -> R<String> {
+        falsy_or_text(lm.get(key)).or_else(|got| {
+            fail(
+                format!("{livp}.{key}"),
+                format!("must be a string (got {got})"),
+            )
+        })
+    };
+    let path_p = format!("{livp}.path");
+    let raw_path = text("path")?;
+    if server_json && raw_path.is_empty() {
+        return fail(path_p, "is required for server_json");
+    }
+    // Hardened (line B): the path is stored stripped and must be rooted.
+    let path = raw_path.trim().to_string();
+    if !raw_path.is_empty() {
+        check_rooted(&path, os, &path_p, false)?;
+    }
+    let mut endpoint_path = text("endpoint_path")?;
+    if endpoint_path.is_empty() {
+        endpoint_path = "/mcp".to_string();
+    }
+    if !is_plain_endpoint_path(&endpoint_path) {
+        return fail(
+            format!("{livp}.endpoint_path"),
+            "must be a plain path starting with '/' (letters, digits and . _ ~ - /; no userinfo, query, fragment, scheme, whitespace or '..' segment)",
+        );
+    }
+    let mut keys = Vec::with_capacity(3);
+    for (key, default) in [
+        ("pid_key", "pid"),
+        ("url_key", "http"),
+        ("token_key", "token"),
+    ] {
+        let v = text(key)?;
+        if v.is_empty() {
+            keys.push(default.to_string());
+        } else if is_simple_key(&v) {
+            keys.push(v);
+        } else {
+            return fail(
+                format!("{livp}.{key}"),
+                "must be a simple key name (letters, digits, '_', '.', '-')",
+            );
+        }
+    }
+    if !server_json {
+        // Kind none: the fields were checked, nothing is probed.
+        return Ok(Liveness::None);
+    }
+    let token_key = keys.pop().unwrap_or_default();
+    let url_key = keys.pop().unwrap_or_default();
+    let pid_key = keys.pop().unwrap_or_default();
+    Ok(Liveness::ServerJson {
+        path,
+        pid_key,
+        url_key,
+        token_key,
+        endpoint_path,
+    })
+}
+
+/// `/[A-Za-z0-9._~/-]*` with no `..` segment (hardened rule, reference §2.2).
+pub fn is_plain_endpoint_path(s: &str) -> bool {
+    s.starts_with('/')
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._~/-".contains(&b))
+        && !s.split('/').any(|seg| seg == "..")
+}
+
+/// `[A-Za-z0-9_.-]+` (hardened rule for `pid_key` / `url_key` / `token_key`).
+pub fn is_simple_key(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b))
+}
+
+// ---------------------------------------------------------------------------
+// Locations (reference §2.3–2.5)
+// ---------------------------------------------------------------------------
+
+fn parse_location_item(v: &Value, os: OsFamily, presence: Presence, label: &str) -> R<Location> {
+    match v {
+        Value::String(s) => {
+            let t = s.trim();
+            if t.is_empty() {
+                return fail(label, "is required");
+            }
+            check_rooted(t, os, label, true)?;
+            Ok(Location {
+                kind: LocationKind::Path,
+                value: t.to_string(),
+                file: String::new(),
+            })
+        }
+        Value::Mapping(m) => {
+            let spec = match m.get("kind") {
+                Some(Value::String(k)) => location_kind_by_name(k),
+                _ => None,
+            };
+            let Some(spec) = spec else {
+                return fail(label, kind_help(m.get("kind")));
+            };
+            parse_kind_location(m, spec, os, presence, label)
+        }
+        other => fail(
+            label,
+            format!("{} (got {})", kind_help(None), describe(other)),
+        ),
+    }
+}
+
+fn kind_help(kind: Option<&Value>) -> String {
+    let names = location_kind_names();
+    let mut msg = format!(
+        "must be a path or a mapping with kind one of {}",
+        quoted_list(&names)
+    );
+    if let Some(Value::String(s)) = kind
+        && let Some(c) = did_you_mean(s, &names)
+    {
+        msg.push_str(&format!("; did you mean '{c}'?"));
+    }
+    msg
+}
+
+fn parse_kind_location(
+    m: &Mapping,
+    spec: &LocationKindSpec,
+    os: OsFamily,
+    presence: Presence,
+    label: &str,
+) -> R<Location> {
+    let kind = spec.kind.as_str();
+    let mut allowed = vec!["kind", spec.key];
+    if spec.needs_file {
+        allowed.push("file");
+    }
+    check_keys(m, label, &allowed)?;
+    // OS restriction before presence (reference §2.3 rule 2).
+    if let Some(only) = spec.only_under
+        && only != os
+    {
+        return fail(
+            label,
+            format!("kind '{kind}' is only valid under app.{only}"),
+        );
+    }
+    if presence != spec.presence {
+        return fail(
+            label,
+            format!(
+                "kind '{kind}' needs app.{os}.presence {}",
+                spec.presence.as_str()
+            ),
+        );
+    }
+    let Some(value) = relative_name(m.get(spec.key), false) else {
+        return fail(
+            format!("{label}.{}", spec.key),
+            "must be a bare name (no folders, drive or URL)",
+        );
+    };
+    let file = if spec.needs_file {
+        match relative_name(m.get("file"), true) {
+            Some(f) => f,
+            None => {
+                return fail(
+                    format!("{label}.file"),
+                    "must be a relative path inside the install folder (e.g. bin/app.exe)",
+                );
+            }
+        }
+    } else {
+        String::new()
+    };
+    Ok(Location {
+        kind: spec.kind,
+        value,
+        file,
+    })
+}
+
+/// Bare names and relative files (reference §2.5): a non-empty string without
+/// `://`; after stripping and turning `\` into `/`, no `..` or empty segment
+/// and no `:` in the first; a bare name is one segment. Returns the stripped text.
+pub(crate) fn relative_name(v: Option<&Value>, allow_dirs: bool) -> Option<String> {
+    let Some(Value::String(s)) = v else {
+        return None;
+    };
+    let t = s.trim();
+    if t.is_empty() || t.contains("://") {
+        return None;
+    }
+    let norm = t.replace('\\', "/");
+    let segs: Vec<&str> = norm.split('/').collect();
+    if segs.iter().any(|s| s.is_empty() || *s == "..") || segs[0].contains(':') {
+        return None;
+    }
+    if !allow_dirs && segs.len() != 1 {
+        return None;
+    }
+    Some(t.to_string())
+}
+
+/// Rootedness (reference §2.4) plus decision 4, for a stripped non-empty
+/// string. `location` adds the no-`**` rule of location strings.
+fn check_rooted(t: &str, os: OsFamily, label: &str, location: bool) -> R<()> {
+    let norm = t.replace('\\', "/");
+    // Decision 4: network paths are refused on every OS (wasmgate never
+    // looks at the network).
+    if norm.starts_with("//") {
+        return fail(
+            label,
+            "must be absolute, not a network path (//server/share is not allowed)",
+        );
+    }
+    // Decision 4: %VAR% never expands under linux/darwin.
+    if os != OsFamily::Win32 && t.starts_with('%') {
+        return fail(
+            label,
+            format!("must be absolute: %VAR% never expands under app.{os}; use $VAR instead"),
+        );
+    }
+    let no_dotdot = !norm.split('/').any(|s| s == "..");
+    let no_scheme = !t.contains("://");
+    let b = t.as_bytes();
+    let rooted = t.starts_with(['~', '%', '$'])
+        || match os {
+            OsFamily::Win32 => {
+                b.len() >= 3 && b[0].is_ascii_alphabetic() && b[1] == b':' && b[2] == b'/'
+                    || b.len() >= 3 && b[0].is_ascii_alphabetic() && b[1] == b':' && b[2] == b'\\'
+            }
+            _ => t.starts_with('/'),
+        };
+    let no_globstar = !location || !t.contains("**");
+    if no_dotdot && no_scheme && rooted && no_globstar {
+        return Ok(());
+    }
+    let start = match os {
+        OsFamily::Win32 => "must be absolute (C:\\...) or start with ~ / %VAR% / $VAR",
+        _ => "must be absolute (/...) or start with ~ / $VAR",
+    };
+    let without = if location {
+        "without '..', '**' or a URL scheme"
+    } else {
+        "without '..' or a URL scheme"
+    };
+    fail(label, format!("{start}, {without}"))
+}
+
+// ---------------------------------------------------------------------------
+// requires (reference §2.6)
+// ---------------------------------------------------------------------------
+
+const REQUIRES_KEYS: [&str; 3] = ["app", "min_version", "gpu"];
+
+fn parse_requires(v: &Value, app: Option<&[AppDef]>) -> R<Requires> {
+    let m = match v {
+        Value::Null => return Ok(Requires::default()),
+        Value::Mapping(m) => m,
+        other => {
+            return fail(
+                "requires",
+                format!("must be a mapping (got {})", describe(other)),
+            );
+        }
+    };
+    check_keys(m, "requires", &REQUIRES_KEYS)?;
+
+    let gpu = match m.get("gpu") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if s == "nvidia" => Some(GpuVendor::Nvidia),
+        Some(other) => {
+            let mut msg = "must be one of ['nvidia']".to_string();
+            match other {
+                Value::String(s) if s.eq_ignore_ascii_case("nvidia") => {
+                    msg.push_str("; did you mean 'nvidia'?")
+                }
+                Value::String(_) => {}
+                o => msg.push_str(&format!(" (got {})", describe(o))),
+            }
+            return fail("requires.gpu", msg);
+        }
+    };
+
+    let needs_app = match m.get("app") {
+        None => false,
+        Some(Value::Bool(b)) => *b,
+        Some(other) => {
+            return fail(
+                "requires.app",
+                format!("must be a boolean (true or false; got {})", describe(other)),
+            );
+        }
+    };
+    if needs_app && app.is_none() {
+        return fail(
+            "requires.app",
+            "is true but the declaration has no 'app' block",
+        );
+    }
+
+    let min_version = match m.get("min_version") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if is_min_version(s) => Some(s.clone()),
+        // Decision 5: YAML read `2.3` as a number.
+        Some(Value::Number(n)) => {
+            return fail(
+                "requires.min_version",
+                format!(
+                    "must be a dotted numeric string, but YAML read {n} as a number; quote it: min_version: \"{n}\""
+                ),
+            );
+        }
+        Some(other) => {
+            let got = match other {
+                Value::String(_) => String::new(),
+                o => format!(" (got {})", describe(o)),
+            };
+            return fail(
+                "requires.min_version",
+                format!(
+                    "must be a dotted numeric string like \"2.3\" (ASCII digits and dots, each part 1 to 9 digits){got}"
+                ),
+            );
+        }
+    };
+    if min_version.is_some() {
+        if !needs_app {
+            return fail("requires.min_version", "needs requires.app: true");
+        }
+        if let Some(defs) = app {
+            let multi = defs.len() > 1;
+            let mut sorted: Vec<&AppDef> = defs.iter().collect();
+            sorted.sort_by_key(|d| d.os_family.as_str());
+            if let Some(d) = sorted.iter().find(|d| {
+                d.version_kind == VersionKind::None && !(d.os_family == OsFamily::Linux && multi)
+            }) {
+                return fail(
+                    "requires.min_version",
+                    format!(
+                        "needs a version source under app.{} (kind is none)",
+                        d.os_family
+                    ),
+                );
+            }
+        }
+    }
+
+    Ok(Requires {
+        app: needs_app,
+        min_version,
+        gpu,
+    })
+}
+
+/// The `min_version` grammar (spec §4): ASCII digits and dots, each part 1–9
+/// digits (`2`, `2.3`, `2.3.0.12594`).
+pub fn is_min_version(s: &str) -> bool {
+    s.split('.')
+        .all(|p| (1..=9).contains(&p.len()) && p.bytes().all(|b| b.is_ascii_digit()))
+}
+
+// ---------------------------------------------------------------------------
+// Rendering back to the source schema
+// ---------------------------------------------------------------------------
+
+fn s(v: &str) -> Value {
+    Value::String(v.to_string())
+}
+
+/// Renders a declaration back into the source schema (`app:` and `requires:`
+/// blocks as written in a `plugin.yaml`). Parsing the result with the same
+/// server name gives the same [`Declaration`] (round-trip property).
+pub fn render_declaration(decl: &Declaration) -> (Option<Value>, Value) {
+    let app = decl.app.as_ref().map(|defs| {
+        let mut m = Mapping::new();
+        for d in defs {
+            m.insert(s(d.os_family.as_str()), render_app_def(d));
+        }
+        Value::Mapping(m)
+    });
+    let mut r = Mapping::new();
+    r.insert(s("app"), Value::Bool(decl.requires.app));
+    if let Some(v) = &decl.requires.min_version {
+        r.insert(s("min_version"), s(v));
+    }
+    if let Some(g) = decl.requires.gpu {
+        r.insert(s("gpu"), s(g.as_str()));
+    }
+    (app, Value::Mapping(r))
+}
+
+fn render_app_def(d: &AppDef) -> Value {
+    let mut m = Mapping::new();
+    m.insert(s("presence"), s(d.presence.as_str()));
+    let locs: Vec<Value> = d
+        .locations
+        .iter()
+        .map(|l| match super::kinds::location_kind_spec(l.kind) {
+            None => s(&l.value),
+            Some(spec) => {
+                let mut lm = Mapping::new();
+                lm.insert(s("kind"), s(l.kind.as_str()));
+                lm.insert(s(spec.key), s(&l.value));
+                if spec.needs_file {
+                    lm.insert(s("file"), s(&l.file));
+                }
+                Value::Mapping(lm)
+            }
+        })
+        .collect();
+    m.insert(s("location"), Value::Sequence(locs));
+    let mut vm = Mapping::new();
+    vm.insert(s("kind"), s(d.version_kind.as_str()));
+    if !d.version_arg.is_empty() {
+        vm.insert(s("display_name_prefix"), s(&d.version_arg));
+    }
+    m.insert(s("version"), Value::Mapping(vm));
+    let mut lv = Mapping::new();
+    match &d.liveness {
+        Liveness::None => {
+            lv.insert(s("kind"), s("none"));
+        }
+        Liveness::ServerJson {
+            path,
+            pid_key,
+            url_key,
+            token_key,
+            endpoint_path,
+        } => {
+            lv.insert(s("kind"), s("server_json"));
+            lv.insert(s("path"), s(path));
+            lv.insert(s("pid_key"), s(pid_key));
+            lv.insert(s("url_key"), s(url_key));
+            lv.insert(s("token_key"), s(token_key));
+            lv.insert(s("endpoint_path"), s(endpoint_path));
+        }
+    }
+    m.insert(s("liveness"), Value::Mapping(lv));
+    Value::Mapping(m)
+}

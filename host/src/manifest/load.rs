@@ -1,0 +1,493 @@
+//! Reading manifests from files: `plugin.yaml`, the Hermes-style
+//! `plugin.json` envelope (reference §0), and a `--config` file's
+//! `mcp_servers`. Each decodes its file into a `yaml_serde::Value` and runs
+//! the one validator of [`super::schema`], so the same content gives the same
+//! declaration and the same errors whatever the source.
+
+use super::schema::{
+    ManifestContext, ManifestError, ManifestResult, ServersResult, SkillSource,
+    manifest_from_value, plugin_dir_of, server_from_value, servers_from_value,
+};
+use crate::declaration::value::{describe, unknown_keys_message};
+use std::io::Read;
+use std::path::Path;
+use yaml_serde::{Mapping, Value};
+
+/// Largest manifest or config file read, in bytes (4 MiB).
+pub const MAX_MANIFEST_BYTES: u64 = 4 * 1024 * 1024;
+/// Largest SKILL.md read, in bytes (1 MiB).
+pub const MAX_SKILL_BYTES: u64 = 1024 * 1024;
+
+/// The `extensions` key of a Hermes `plugin.json` holding declarations.
+pub const HERMES_EXTENSION: &str = "com.nousresearch.hermes";
+
+/// Reads at most `limit` bytes of UTF-8 text; `Err` is the message.
+fn read_bounded(path: &Path, limit: u64) -> Result<String, String> {
+    let f = std::fs::File::open(path).map_err(|e| format!("cannot be read: {e}"))?;
+    let mut buf = Vec::new();
+    f.take(limit + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| format!("cannot be read: {e}"))?;
+    if buf.len() as u64 > limit {
+        return Err(format!("is larger than {limit} bytes"));
+    }
+    String::from_utf8(buf).map_err(|_| "is not UTF-8 text".to_string())
+}
+
+fn file_error(path: &Path, message: String) -> ManifestResult {
+    ManifestResult {
+        manifest: None,
+        errors: vec![ManifestError {
+            where_: path.display().to_string(),
+            server: None,
+            path: String::new(),
+            message,
+        }],
+        warnings: Vec::new(),
+    }
+}
+
+/// Decodes YAML text; `Err` is the message (with line and column).
+pub fn decode_yaml(text: &str) -> Result<Value, String> {
+    yaml_serde::from_str::<Value>(text).map_err(|e| format!("is not valid YAML: {e}"))
+}
+
+/// Decodes JSON text straight into the universal value type, keeping the
+/// order of object keys (OS blocks keep their input order, reference §1.2).
+pub fn decode_json(text: &str) -> Result<Value, String> {
+    serde_json::from_str::<Value>(text).map_err(|e| format!("is not valid JSON: {e}"))
+}
+
+/// Loads a `plugin.yaml` (`spec/declarations.md` §2a) with the process
+/// environment for `${VAR}`; see [`load_plugin_yaml_with`].
+pub fn load_plugin_yaml(path: &Path) -> ManifestResult {
+    let ctx = ManifestContext::new(path.display().to_string(), plugin_dir_of(path));
+    load_plugin_yaml_with(path, &ctx)
+}
+
+/// Loads a `plugin.yaml` with an explicit context (its `where_` labels errors,
+/// its `plugin_dir` anchors skills and `${PLUGIN_DIR}`), then reads every
+/// skill file (at most [`MAX_SKILL_BYTES`] each); an unreadable skill is an error.
+pub fn load_plugin_yaml_with(path: &Path, ctx: &ManifestContext) -> ManifestResult {
+    let text = match read_bounded(path, MAX_MANIFEST_BYTES) {
+        Ok(t) => t,
+        Err(m) => return file_error(path, m),
+    };
+    let value = match decode_yaml(&text) {
+        Ok(v) => v,
+        Err(m) => return file_error(path, m),
+    };
+    let mut res = manifest_from_value(&value, ctx);
+    read_skills(&mut res, ctx);
+    res
+}
+
+/// Reads every [`SkillSource::File`] of a result into [`SkillSource::Loaded`];
+/// a file that cannot be read becomes an error `skills[i] …` and is dropped.
+pub fn read_skills(res: &mut ManifestResult, ctx: &ManifestContext) {
+    let Some(m) = res.manifest.as_mut() else {
+        return;
+    };
+    let mut kept = Vec::with_capacity(m.skills.len());
+    for (i, s) in std::mem::take(&mut m.skills).into_iter().enumerate() {
+        match s {
+            SkillSource::File { path } => match read_bounded(&path, MAX_SKILL_BYTES) {
+                Ok(markdown) => kept.push(SkillSource::Loaded { path, markdown }),
+                Err(msg) => res.errors.push(ManifestError {
+                    where_: ctx.where_.clone(),
+                    server: None,
+                    path: format!("skills[{i}]"),
+                    message: format!("({}) {msg}", path.display()),
+                }),
+            },
+            other => kept.push(other),
+        }
+    }
+    m.skills = kept;
+}
+
+/// Loads a config file: its top-level `mcp_servers` in the server schema
+/// (other top-level keys belong to the embedding agent and are ignored).
+/// Servers carry `plugin: None`.
+pub fn load_config(path: &Path) -> ServersResult {
+    let ctx = ManifestContext::new(path.display().to_string(), plugin_dir_of(path));
+    load_config_with(path, &ctx)
+}
+
+/// [`load_config`] with an explicit context.
+pub fn load_config_with(path: &Path, ctx: &ManifestContext) -> ServersResult {
+    let fail = |message: String| ServersResult {
+        servers: Vec::new(),
+        errors: vec![ManifestError {
+            where_: ctx.where_.clone(),
+            server: None,
+            path: String::new(),
+            message,
+        }],
+        warnings: Vec::new(),
+    };
+    let text = match read_bounded(path, MAX_MANIFEST_BYTES) {
+        Ok(t) => t,
+        Err(m) => return fail(m),
+    };
+    let value = match decode_yaml(&text) {
+        Ok(v) => v,
+        Err(m) => return fail(m),
+    };
+    match &value {
+        Value::Null => ServersResult::default(),
+        Value::Mapping(m) => servers_from_value(m.get("mcp_servers"), ctx, None),
+        other => fail(format!("must be a mapping (got {})", describe(other))),
+    }
+}
+
+/// Loads a Hermes-style `plugin.json` (reference §0) with the process environment.
+pub fn load_plugin_json(path: &Path) -> ManifestResult {
+    let ctx = ManifestContext::new(path.display().to_string(), plugin_dir_of(path));
+    load_plugin_json_with(path, &ctx)
+}
+
+/// Loads a Hermes-style `plugin.json`:
+///
+/// * `name`, `version` as in `plugin.yaml`; `skills` likewise (optional).
+/// * The servers are the `mcpServers` mapping of the `plugin.json` itself,
+///   else of an `mcp.json` beside it (Claude-style entries: `command`,
+///   `args`, `env`, `url`, `headers`, and a `type` of `stdio` / `http` /
+///   `streamable-http`; `sse` is refused).
+/// * `extensions["com.nousresearch.hermes"].servers.<name>` = `{app,
+///   requires, liveness?}` adds a declaration to server `<name>`, which must
+///   be one of those servers. Any other key is an error naming the unknown
+///   keys; `liveness` needs `app` or `requires`.
+/// * The server-level `liveness` (`{kind: server_json, path, fields: {url,
+///   token, pid}}`, or `static` / `interactive_session`) is the second
+///   vocabulary of reference §5.7; wasmgate keeps one (`app.<os>.liveness`),
+///   so a `server_json` one is written into every OS block of `app` (the
+///   block's own `endpoint_path` is kept), as Hermes applies it at probe
+///   time, and then checked by the same parser; `static` and
+///   `interactive_session` add nothing.
+///
+/// A server's errors read `<file> extension server '<name>': <field path> …`.
+pub fn load_plugin_json_with(path: &Path, ctx: &ManifestContext) -> ManifestResult {
+    let text = match read_bounded(path, MAX_MANIFEST_BYTES) {
+        Ok(t) => t,
+        Err(m) => return file_error(path, m),
+    };
+    let value = match decode_json(&text) {
+        Ok(v) => v,
+        Err(m) => return file_error(path, m),
+    };
+    let Value::Mapping(top) = &value else {
+        return file_error(
+            path,
+            format!("must be a JSON object (got {})", describe(&value)),
+        );
+    };
+    let w = ctx.where_.clone();
+    let mut errors: Vec<ManifestError> = Vec::new();
+    let mut warnings = Vec::new();
+    let err = |server: Option<&str>, where_: &str, p: &str, m: String| ManifestError {
+        where_: where_.to_string(),
+        server: server.map(str::to_string),
+        path: p.to_string(),
+        message: m,
+    };
+
+    // Servers: plugin.json's own mcpServers, else mcp.json beside it.
+    let mcp_json_path = plugin_dir_of(path).join("mcp.json");
+    let (mcp_servers, servers_where): (Option<Mapping>, String) = match top.get("mcpServers") {
+        Some(Value::Mapping(m)) => (Some(m.clone()), w.clone()),
+        Some(other) => {
+            errors.push(err(
+                None,
+                &w,
+                "mcpServers",
+                format!("must be an object (got {})", describe(other)),
+            ));
+            (None, w.clone())
+        }
+        None if mcp_json_path.is_file() => {
+            let mw = mcp_json_path.display().to_string();
+            match read_bounded(&mcp_json_path, MAX_MANIFEST_BYTES).and_then(|t| decode_json(&t)) {
+                Ok(Value::Mapping(m)) => match m.get("mcpServers") {
+                    Some(Value::Mapping(s)) => (Some(s.clone()), mw),
+                    None | Some(Value::Null) => (Some(Mapping::new()), mw),
+                    Some(other) => {
+                        errors.push(err(
+                            None,
+                            &mw,
+                            "mcpServers",
+                            format!("must be an object (got {})", describe(other)),
+                        ));
+                        (None, mw)
+                    }
+                },
+                Ok(other) => {
+                    errors.push(err(
+                        None,
+                        &mw,
+                        "",
+                        format!("must be a JSON object (got {})", describe(&other)),
+                    ));
+                    (None, mw)
+                }
+                Err(m) => {
+                    errors.push(err(None, &mw, "", m));
+                    (None, mw)
+                }
+            }
+        }
+        None => (Some(Mapping::new()), w.clone()),
+    };
+    let mcp_servers = mcp_servers.unwrap_or_default();
+
+    // The declarations envelope.
+    let ext_where = format!("{w} extension");
+    let mut decls: Mapping = Mapping::new();
+    let ext_servers = top
+        .get("extensions")
+        .and_then(|e| e.get(HERMES_EXTENSION))
+        .and_then(|h| h.get("servers"));
+    match ext_servers {
+        None | Some(Value::Null) => {}
+        Some(Value::Mapping(m)) => decls = m.clone(),
+        Some(other) => errors.push(err(
+            None,
+            &ext_where,
+            "servers",
+            format!("must be an object (got {})", describe(other)),
+        )),
+    }
+
+    // Build the manifest value in the plugin.yaml schema.
+    let mut manifest = Mapping::new();
+    for key in ["name", "version", "skills"] {
+        if let Some(v) = top.get(key) {
+            manifest.insert(Value::String(key.into()), v.clone());
+        }
+    }
+    let mut entries = Mapping::new();
+    let mut labels: Vec<(String, String)> = Vec::new();
+    for (k, entry) in &mcp_servers {
+        let name = crate::declaration::value::key_text(k);
+        let label = format!("{servers_where} server '{name}'");
+        let mut e = match entry {
+            Value::Mapping(m) => m.clone(),
+            other => {
+                errors.push(err(
+                    Some(&name),
+                    &label,
+                    "",
+                    format!(
+                        "the server entry must be an object (got {})",
+                        describe(other)
+                    ),
+                ));
+                continue;
+            }
+        };
+        if let Some(t) = e.shift_remove("type") {
+            let ok = match (t.as_str(), e.contains_key("url")) {
+                (Some("stdio"), false) => true,
+                (Some("http" | "streamable-http" | "streamableHttp"), true) => true,
+                (Some("sse"), _) => {
+                    errors.push(err(
+                        Some(&name),
+                        &label,
+                        "type",
+                        "is 'sse': the legacy SSE transport is not supported; use streamable HTTP"
+                            .into(),
+                    ));
+                    continue;
+                }
+                _ => false,
+            };
+            if !ok {
+                errors.push(err(
+                    Some(&name),
+                    &label,
+                    "type",
+                    "must be 'stdio' (with command) or 'http' (with url)".into(),
+                ));
+                continue;
+            }
+        }
+        let mut decl_label = label.clone();
+        if let Some(d) = decls.get(k) {
+            let dlabel = format!("{ext_where} server '{name}'");
+            match extension_entry(d) {
+                Ok((app, requires)) => {
+                    if let Some(a) = app {
+                        e.insert(Value::String("app".into()), a);
+                    }
+                    if let Some(r) = requires {
+                        e.insert(Value::String("requires".into()), r);
+                    }
+                    decl_label = dlabel;
+                }
+                Err((p, m)) => {
+                    errors.push(err(Some(&name), &dlabel, &p, m));
+                    continue;
+                }
+            }
+        }
+        labels.push((name, decl_label));
+        entries.insert(k.clone(), Value::Mapping(e));
+    }
+    for k in decls.keys() {
+        if !mcp_servers.contains_key(k) {
+            let name = crate::declaration::value::key_text(k);
+            errors.push(err(
+                Some(&name),
+                &format!("{ext_where} server '{name}'"),
+                "",
+                "is not a server of mcpServers (plugin.json or mcp.json beside it)".into(),
+            ));
+        }
+    }
+
+    // Validate: top-level fields through the one validator, servers one by
+    // one with their own labels.
+    manifest.insert(Value::String("mcp_servers".into()), Value::Null);
+    let mut res = manifest_from_value(&Value::Mapping(manifest), ctx);
+    let plugin = res.manifest.as_ref().map(|m| m.name.clone());
+    let mut servers = Vec::new();
+    for (name, label) in labels {
+        let Some(entry) = entries.get(name.as_str()) else {
+            continue;
+        };
+        match server_from_value(&name, entry, ctx, plugin.as_deref(), &label, &mut warnings) {
+            Ok(s) => servers.push(s),
+            Err(e) => errors.push(e),
+        }
+    }
+    if let Some(m) = res.manifest.as_mut() {
+        m.servers = servers;
+    }
+    res.errors.extend(errors);
+    res.warnings.extend(warnings);
+    read_skills(&mut res, ctx);
+    res
+}
+
+type Fail = (String, String);
+
+/// One `extensions[…].servers.<name>` entry → (`app`, `requires`) in the
+/// plugin.yaml schema, with a server-level `liveness` folded into `app`.
+fn extension_entry(d: &Value) -> Result<(Option<Value>, Option<Value>), Fail> {
+    let Value::Mapping(m) = d else {
+        return Err((
+            String::new(),
+            format!(
+                "must be an object {{app, requires, liveness}} (got {})",
+                describe(d)
+            ),
+        ));
+    };
+    if let Some(msg) = unknown_keys_message(m, &["app", "requires", "liveness"]) {
+        return Err((String::new(), msg));
+    }
+    let app = m.get("app").filter(|v| !v.is_null()).cloned();
+    let requires = m.get("requires").filter(|v| !v.is_null()).cloned();
+    let Some(liveness) = m.get("liveness").filter(|v| !v.is_null()) else {
+        return Ok((app, requires));
+    };
+    if app.is_none() && requires.is_none() {
+        return Err(("liveness".into(), "needs app or requires beside it".into()));
+    }
+    let Value::Mapping(lm) = liveness else {
+        return Err((
+            "liveness".into(),
+            format!("must be an object (got {})", describe(liveness)),
+        ));
+    };
+    let kind = lm.get("kind").and_then(Value::as_str).unwrap_or("static");
+    match kind {
+        "static" | "interactive_session" => {
+            if let Some(msg) = unknown_keys_message(lm, &["kind"]) {
+                return Err(("liveness".into(), msg));
+            }
+            Ok((app, requires))
+        }
+        "server_json" => {
+            if let Some(msg) = unknown_keys_message(lm, &["kind", "path", "fields"]) {
+                return Err(("liveness".into(), msg));
+            }
+            let path = match lm.get("path") {
+                Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
+                _ => {
+                    return Err((
+                        "liveness.path".into(),
+                        "must be a non-empty string for server_json".into(),
+                    ));
+                }
+            };
+            let mut keys: Vec<(&str, Value)> = Vec::new();
+            match lm.get("fields") {
+                None | Some(Value::Null) => {}
+                Some(Value::Mapping(f)) => {
+                    if let Some(msg) = unknown_keys_message(f, &["url", "token", "pid"]) {
+                        return Err(("liveness.fields".into(), msg));
+                    }
+                    for (field, key) in [
+                        ("url", "url_key"),
+                        ("token", "token_key"),
+                        ("pid", "pid_key"),
+                    ] {
+                        match f.get(field) {
+                            None | Some(Value::Null) => {}
+                            Some(Value::String(s)) if !s.is_empty() => {
+                                keys.push((key, Value::String(s.clone())))
+                            }
+                            Some(_) => {
+                                return Err((
+                                    format!("liveness.fields.{field}"),
+                                    "must be a non-empty string".into(),
+                                ));
+                            }
+                        }
+                    }
+                }
+                Some(other) => {
+                    return Err((
+                        "liveness.fields".into(),
+                        format!("must be an object (got {})", describe(other)),
+                    ));
+                }
+            }
+            // Fold into every OS block; the parser then checks the result.
+            let app = app.map(|a| match a {
+                Value::Mapping(osm) => Value::Mapping(
+                    osm.into_iter()
+                        .map(|(os, block)| {
+                            let block = match block {
+                                Value::Mapping(mut b) => {
+                                    let mut live = match b.shift_remove("liveness") {
+                                        Some(Value::Mapping(l)) => l,
+                                        _ => Mapping::new(),
+                                    };
+                                    live.insert("kind".into(), "server_json".into());
+                                    live.insert("path".into(), Value::String(path.clone()));
+                                    for (k, v) in &keys {
+                                        live.insert(Value::String((*k).into()), v.clone());
+                                    }
+                                    b.insert("liveness".into(), Value::Mapping(live));
+                                    Value::Mapping(b)
+                                }
+                                other => other,
+                            };
+                            (os, block)
+                        })
+                        .collect(),
+                ),
+                other => other,
+            });
+            Ok((app, requires))
+        }
+        other => Err((
+            "liveness.kind".into(),
+            format!(
+                "must be one of ['static', 'interactive_session', 'server_json'] (got '{other}')"
+            ),
+        )),
+    }
+}

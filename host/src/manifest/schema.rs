@@ -1,0 +1,905 @@
+//! One validator for every manifest source (`spec/declarations.md` §2a,
+//! `spec/mcp-client.md` §1): a `plugin.yaml`, the value the component loader
+//! builds from a component's `manifest()` export, a config file's
+//! `mcp_servers`, and (after its envelope is unwrapped) a Hermes `plugin.json`.
+//! Pure: works on a decoded `yaml_serde::Value`, reads no files.
+//!
+//! ```yaml
+//! name: git
+//! version: "0.1.0"
+//! mcp_servers:
+//!   git:
+//!     command: "${PLUGIN_DIR}/git-mcp-server"
+//!     app: { ... }
+//!     requires: { ... }
+//! skills:
+//!   - skills/git/SKILL.md
+//!   - {name: git, markdown: "..."}
+//! ```
+//!
+//! A bad server yields one error and the good servers are kept.
+
+use super::num::{parse_seconds, parse_uint};
+use super::sampling::parse_sampling;
+use super::server::{ServerSpec, ToolFilter, Transport};
+use crate::declaration::parse::relative_name;
+use crate::declaration::value::{describe, scalar_text, unknown_keys_message};
+use crate::declaration::{
+    Declaration, DeclarationError, Liveness, ParseOptions, parse_declaration,
+};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use yaml_serde::{Mapping, Value};
+
+/// Default per-call timeout (`timeout`), seconds.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+/// Default connect-and-discovery timeout (`connect_timeout`), seconds.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(60);
+/// Default largest tool result kept (`max_result_bytes`): 8 MiB.
+pub const DEFAULT_MAX_RESULT_BYTES: usize = 8 * 1024 * 1024;
+
+/// What the validator needs to know about a manifest's source.
+#[derive(Debug, Clone)]
+pub struct ManifestContext {
+    /// Label of the source in every error (`plugins/git/plugin.yaml`).
+    pub where_: String,
+    /// The plugin folder: replaces `${PLUGIN_DIR}` in `command`, `args` and
+    /// `env`, and anchors relative skill paths.
+    pub plugin_dir: PathBuf,
+    /// Accept `version.kind: custom` (true only for components).
+    pub allow_custom_version: bool,
+    /// Host environment used for `${VAR}` / `${env:VAR}` in `env` and `headers`.
+    pub env: BTreeMap<String, String>,
+}
+
+impl ManifestContext {
+    /// A context with the process environment as the interpolation source.
+    pub fn new(where_: impl Into<String>, plugin_dir: impl Into<PathBuf>) -> ManifestContext {
+        ManifestContext {
+            where_: where_.into(),
+            plugin_dir: plugin_dir.into(),
+            allow_custom_version: false,
+            env: std::env::vars_os()
+                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+                .collect(),
+        }
+    }
+
+    /// Replaces the interpolation environment (tests, simulated hosts).
+    pub fn with_env<I, K, V>(mut self, env: I) -> ManifestContext
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: Into<String>,
+        V: Into<String>,
+    {
+        self.env = env.into_iter().map(|(k, v)| (k.into(), v.into())).collect();
+        self
+    }
+
+    /// The `where` label of one server: `<where> server '<name>'`.
+    pub fn server_where(&self, name: &str) -> String {
+        format!("{} server '{name}'", self.where_)
+    }
+}
+
+/// A manifest problem. Displays as `<where>: <field path> <what>`, where
+/// `where` names the server when there is one
+/// (`plugin.yaml server 'git': timeout must be a number of seconds`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ManifestError {
+    /// Source label, including `server '<name>'` for a server's errors.
+    pub where_: String,
+    /// The server the error belongs to, if any.
+    pub server: Option<String>,
+    /// Field path inside the server entry or manifest (may be empty).
+    pub path: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl ManifestError {
+    fn new(where_: &str, server: Option<&str>, path: &str, message: impl Into<String>) -> Self {
+        ManifestError {
+            where_: where_.to_string(),
+            server: server.map(str::to_string),
+            path: path.to_string(),
+            message: message.into(),
+        }
+    }
+
+    /// Wraps a declaration error of `server`.
+    pub fn from_declaration(e: DeclarationError, server: &str) -> ManifestError {
+        ManifestError {
+            where_: e.where_,
+            server: Some(server.to_string()),
+            path: e.path,
+            message: e.message,
+        }
+    }
+}
+
+impl fmt::Display for ManifestError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() {
+            write!(f, "{}: {}", self.where_, self.message)
+        } else {
+            write!(f, "{}: {} {}", self.where_, self.path, self.message)
+        }
+    }
+}
+
+impl std::error::Error for ManifestError {}
+
+/// A skill a plugin brings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SkillSource {
+    /// `skills/x/SKILL.md` in a `plugin.yaml`: the path joined to the plugin
+    /// folder, not yet read.
+    File {
+        /// Absolute (or plugin-folder-relative) path of the SKILL.md.
+        path: PathBuf,
+    },
+    /// A `File` the loader has read (bounded size).
+    Loaded {
+        /// Where it was read from.
+        path: PathBuf,
+        /// The SKILL.md text.
+        markdown: String,
+    },
+    /// `{name, markdown}`: what a component's manifest gives.
+    Inline {
+        /// Skill name.
+        name: String,
+        /// The SKILL.md text.
+        markdown: String,
+    },
+}
+
+/// A validated manifest.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Manifest {
+    /// Plugin name.
+    pub name: String,
+    /// Plugin version, as written.
+    pub version: String,
+    /// The valid servers, in manifest order (bad ones are reported instead).
+    pub servers: Vec<ServerSpec>,
+    /// Skills, in manifest order.
+    pub skills: Vec<SkillSource>,
+}
+
+/// The outcome of validating a manifest: what is valid, plus every problem.
+#[derive(Debug, Clone, Default)]
+pub struct ManifestResult {
+    /// `None` when the manifest as a whole is unusable (not a mapping, bad
+    /// `name`/`version`); otherwise the valid parts.
+    pub manifest: Option<Manifest>,
+    /// Every error, in manifest order.
+    pub errors: Vec<ManifestError>,
+    /// Non-fatal notes (an unset `${VAR}`), already labelled with their where.
+    pub warnings: Vec<String>,
+}
+
+impl ManifestResult {
+    /// Valid without any error.
+    pub fn is_ok(&self) -> bool {
+        self.manifest.is_some() && self.errors.is_empty()
+    }
+}
+
+/// Servers of a config file's `mcp_servers` (or a manifest's) with their problems.
+#[derive(Debug, Clone, Default)]
+pub struct ServersResult {
+    /// Valid servers in file order.
+    pub servers: Vec<ServerSpec>,
+    /// One error per bad server (and per bad top-level field).
+    pub errors: Vec<ManifestError>,
+    /// Non-fatal notes.
+    pub warnings: Vec<String>,
+}
+
+const MANIFEST_KEYS: [&str; 4] = ["name", "version", "mcp_servers", "skills"];
+
+/// Validates a whole manifest (`spec/declarations.md` §2a).
+pub fn manifest_from_value(value: &Value, ctx: &ManifestContext) -> ManifestResult {
+    let w = ctx.where_.as_str();
+    let mut out = ManifestResult::default();
+    let Value::Mapping(m) = value else {
+        out.errors.push(ManifestError::new(
+            w,
+            None,
+            "",
+            format!("the manifest must be a mapping (got {})", describe(value)),
+        ));
+        return out;
+    };
+    if let Some(msg) = unknown_keys_message(m, &MANIFEST_KEYS) {
+        out.errors
+            .push(ManifestError::new(w, None, "manifest", msg));
+    }
+    let name = match m.get("name") {
+        Some(Value::String(s)) if is_plugin_name(s) => Some(s.clone()),
+        other => {
+            let got = other.map(describe).unwrap_or("nothing");
+            out.errors.push(ManifestError::new(
+                w,
+                None,
+                "name",
+                format!("must be a plugin name (letters, digits, '_', '.', '-'; got {got})"),
+            ));
+            None
+        }
+    };
+    let version = match m.get("version") {
+        Some(Value::String(s)) if !s.trim().is_empty() => Some(s.trim().to_string()),
+        Some(Value::Number(n)) => {
+            out.errors.push(ManifestError::new(
+                w,
+                None,
+                "version",
+                format!(
+                    "must be a string, but YAML read {n} as a number; quote it: version: \"{n}\""
+                ),
+            ));
+            None
+        }
+        other => {
+            let got = other.map(describe).unwrap_or("nothing");
+            out.errors.push(ManifestError::new(
+                w,
+                None,
+                "version",
+                format!("must be a non-empty string (got {got})"),
+            ));
+            None
+        }
+    };
+    let servers = servers_from_value(m.get("mcp_servers"), ctx, name.as_deref());
+    out.errors.extend(servers.errors);
+    out.warnings.extend(servers.warnings);
+    let skills = skills_from_value(m.get("skills"), ctx, &mut out.errors);
+    if let (Some(name), Some(version)) = (name, version) {
+        out.manifest = Some(Manifest {
+            name,
+            version,
+            servers: servers.servers,
+            skills,
+        });
+    }
+    out
+}
+
+fn is_plugin_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 128
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b))
+        && !s.starts_with('.')
+}
+
+/// A configured server name: 1–128 of letters, digits, `_`, `.`, `-`.
+pub fn is_server_name(s: &str) -> bool {
+    is_plugin_name(s)
+}
+
+fn skills_from_value(
+    v: Option<&Value>,
+    ctx: &ManifestContext,
+    errors: &mut Vec<ManifestError>,
+) -> Vec<SkillSource> {
+    let w = ctx.where_.as_str();
+    let items = match v {
+        None | Some(Value::Null) => return Vec::new(),
+        Some(Value::Sequence(items)) => items,
+        Some(other) => {
+            errors.push(ManifestError::new(
+                w,
+                None,
+                "skills",
+                format!("must be a list (got {})", describe(other)),
+            ));
+            return Vec::new();
+        }
+    };
+    let mut out = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let p = format!("skills[{i}]");
+        match item {
+            Value::String(_) => match relative_name(Some(item), true) {
+                Some(rel) => out.push(SkillSource::File {
+                    path: ctx.plugin_dir.join(rel.replace('\\', "/")),
+                }),
+                None => errors.push(ManifestError::new(
+                    w,
+                    None,
+                    &p,
+                    "must be a relative path inside the plugin folder (e.g. skills/x/SKILL.md)",
+                )),
+            },
+            Value::Mapping(sm) => {
+                if let Some(msg) = unknown_keys_message(sm, &["name", "markdown"]) {
+                    errors.push(ManifestError::new(w, None, &p, msg));
+                    continue;
+                }
+                match (sm.get("name"), sm.get("markdown")) {
+                    (Some(Value::String(n)), Some(Value::String(md))) if is_server_name(n) => out
+                        .push(SkillSource::Inline {
+                            name: n.clone(),
+                            markdown: md.clone(),
+                        }),
+                    (Some(Value::String(n)), Some(Value::String(_))) => {
+                        errors.push(ManifestError::new(
+                            w,
+                            None,
+                            &format!("{p}.name"),
+                            format!(
+                                "must be a skill name (letters, digits, '_', '.', '-'; got '{n}')"
+                            ),
+                        ))
+                    }
+                    (Some(Value::String(_)), _) => errors.push(ManifestError::new(
+                        w,
+                        None,
+                        &format!("{p}.markdown"),
+                        "must be a string (the SKILL.md text)",
+                    )),
+                    _ => errors.push(ManifestError::new(
+                        w,
+                        None,
+                        &format!("{p}.name"),
+                        "must be a string",
+                    )),
+                }
+            }
+            other => errors.push(ManifestError::new(
+                w,
+                None,
+                &p,
+                format!(
+                    "must be a path or a mapping {{name, markdown}} (got {})",
+                    describe(other)
+                ),
+            )),
+        }
+    }
+    out
+}
+
+/// Validates an `mcp_servers` mapping (absent/null → no servers). `plugin`
+/// is the plugin that brings them (`None` for a config file).
+pub fn servers_from_value(
+    v: Option<&Value>,
+    ctx: &ManifestContext,
+    plugin: Option<&str>,
+) -> ServersResult {
+    let mut out = ServersResult::default();
+    let m = match v {
+        None | Some(Value::Null) => return out,
+        Some(Value::Mapping(m)) => m,
+        Some(other) => {
+            out.errors.push(ManifestError::new(
+                &ctx.where_,
+                None,
+                "mcp_servers",
+                format!(
+                    "must be a mapping of server name to entry (got {})",
+                    describe(other)
+                ),
+            ));
+            return out;
+        }
+    };
+    for (k, entry) in m {
+        let name = match k {
+            Value::String(s) if is_server_name(s) => s.clone(),
+            other => {
+                out.errors.push(ManifestError::new(
+                    &ctx.where_,
+                    None,
+                    "mcp_servers",
+                    format!(
+                        "has a bad server name '{}' (letters, digits, '_', '.', '-')",
+                        crate::declaration::value::key_text(other)
+                    ),
+                ));
+                continue;
+            }
+        };
+        let label = ctx.server_where(&name);
+        match server_from_value(&name, entry, ctx, plugin, &label, &mut out.warnings) {
+            Ok(s) => out.servers.push(s),
+            Err(e) => out.errors.push(e),
+        }
+    }
+    out
+}
+
+const SERVER_KEYS: [&str; 15] = [
+    "command",
+    "args",
+    "env",
+    "env_passthrough",
+    "url",
+    "headers",
+    "app_endpoint",
+    "enabled",
+    "timeout",
+    "connect_timeout",
+    "tools",
+    "max_result_bytes",
+    "sampling",
+    "app",
+    "requires",
+];
+
+/// Validates one server entry (`mcp_servers.<name>`). `label` is the where
+/// of its errors (`<where> server '<name>'`); warnings are appended.
+///
+/// # Errors
+/// The first problem of the entry, as a [`ManifestError`] carrying `label`.
+pub fn server_from_value(
+    name: &str,
+    entry: &Value,
+    ctx: &ManifestContext,
+    plugin: Option<&str>,
+    label: &str,
+    warnings: &mut Vec<String>,
+) -> Result<ServerSpec, ManifestError> {
+    let err = |path: &str, msg: String| ManifestError::new(label, Some(name), path, msg);
+    let Value::Mapping(m) = entry else {
+        return Err(err(
+            "",
+            format!(
+                "the server entry must be a mapping (got {})",
+                describe(entry)
+            ),
+        ));
+    };
+    if let Some(msg) = unknown_keys_message(m, &SERVER_KEYS) {
+        return Err(err("", msg));
+    }
+    let get = |k: &str| m.get(k).filter(|v| !v.is_null());
+
+    let enabled = match get("enabled") {
+        None => true,
+        Some(Value::Bool(b)) => *b,
+        Some(o) => {
+            return Err(err(
+                "enabled",
+                format!("must be a boolean (true or false; got {})", describe(o)),
+            ));
+        }
+    };
+
+    let app_endpoint = match get("app_endpoint") {
+        None => false,
+        Some(Value::Bool(b)) => *b,
+        Some(o) => {
+            return Err(err(
+                "app_endpoint",
+                format!("must be a boolean (got {})", describe(o)),
+            ));
+        }
+    };
+    let has_command = get("command").is_some();
+    let has_url = get("url").is_some();
+    match (has_command as u8) + (has_url as u8) + (app_endpoint as u8) {
+        1 => {}
+        0 => {
+            return Err(err(
+                "command",
+                "is missing: a server needs exactly one of command, url or app_endpoint: true"
+                    .into(),
+            ));
+        }
+        _ => {
+            let given: Vec<&str> = [
+                (has_command, "command"),
+                (has_url, "url"),
+                (app_endpoint, "app_endpoint"),
+            ]
+            .iter()
+            .filter(|(b, _)| *b)
+            .map(|(_, n)| *n)
+            .collect();
+            return Err(err(
+                given[1],
+                format!(
+                    "cannot be combined with {}: a server needs exactly one of command, url or app_endpoint: true",
+                    given[0]
+                ),
+            ));
+        }
+    }
+    // Keys that only belong to one transport.
+    for (key, needs) in [
+        ("args", has_command),
+        ("env", has_command),
+        ("env_passthrough", has_command),
+        ("headers", has_url),
+    ] {
+        if get(key).is_some() && !needs {
+            let t = if key == "headers" { "url" } else { "command" };
+            return Err(err(key, format!("is only valid with {t}")));
+        }
+    }
+    let plugin_dir = ctx.plugin_dir.to_string_lossy().into_owned();
+    let with_dir = |s: &str| s.replace("${PLUGIN_DIR}", &plugin_dir);
+
+    let transport = if has_command {
+        let command = match get("command") {
+            Some(Value::String(s)) if !s.trim().is_empty() => with_dir(s.trim()),
+            Some(o) => {
+                return Err(err(
+                    "command",
+                    format!("must be a non-empty string (got {})", describe(o)),
+                ));
+            }
+            None => return Err(err("command", "is missing".into())),
+        };
+        let mut args = Vec::new();
+        match get("args") {
+            None => {}
+            Some(Value::Sequence(items)) => {
+                for (i, it) in items.iter().enumerate() {
+                    match scalar_text(it) {
+                        Some(t) => args.push(with_dir(&t)),
+                        None => {
+                            return Err(err(
+                                &format!("args[{i}]"),
+                                format!(
+                                    "must be a string, number or boolean (got {})",
+                                    describe(it)
+                                ),
+                            ));
+                        }
+                    }
+                }
+            }
+            Some(o) => {
+                return Err(err("args", format!("must be a list (got {})", describe(o))));
+            }
+        }
+        if let Some(bad) = args.iter().position(|a| a.contains('\0')) {
+            return Err(err(&format!("args[{bad}]"), "must not contain NUL".into()));
+        }
+        let env = string_map(get("env"), "env", true, ctx, label, warnings, &with_dir)
+            .map_err(|(p, msg)| err(&p, msg))?;
+        let mut env_passthrough = Vec::new();
+        match get("env_passthrough") {
+            None => {}
+            Some(Value::Sequence(items)) => {
+                for (i, it) in items.iter().enumerate() {
+                    match it {
+                        Value::String(s) if is_env_name(s) => env_passthrough.push(s.clone()),
+                        o => {
+                            return Err(err(
+                                &format!("env_passthrough[{i}]"),
+                                format!(
+                                    "must be an environment variable name (got {})",
+                                    describe(o)
+                                ),
+                            ));
+                        }
+                    }
+                }
+            }
+            Some(o) => {
+                return Err(err(
+                    "env_passthrough",
+                    format!("must be a list of names (got {})", describe(o)),
+                ));
+            }
+        }
+        Transport::Stdio {
+            command,
+            args,
+            env,
+            env_passthrough,
+        }
+    } else if has_url {
+        let url = match get("url") {
+            Some(Value::String(s)) if is_http_url(s.trim()) => s.trim().to_string(),
+            Some(Value::String(_)) => {
+                return Err(err(
+                    "url",
+                    "must be an http:// or https:// URL with a host".into(),
+                ));
+            }
+            Some(o) => {
+                return Err(err(
+                    "url",
+                    format!("must be a string (got {})", describe(o)),
+                ));
+            }
+            None => return Err(err("url", "is missing".into())),
+        };
+        let headers = string_map(
+            get("headers"),
+            "headers",
+            false,
+            ctx,
+            label,
+            warnings,
+            &|s| s.to_string(),
+        )
+        .map_err(|(p, msg)| err(&p, msg))?;
+        Transport::Http { url, headers }
+    } else {
+        Transport::AppEndpoint
+    };
+
+    let timeout = match get("timeout") {
+        None => DEFAULT_TIMEOUT,
+        Some(v) => parse_seconds(v).map_err(|m| err("timeout", m))?,
+    };
+    let connect_timeout = match get("connect_timeout") {
+        None => DEFAULT_CONNECT_TIMEOUT,
+        Some(v) => parse_seconds(v).map_err(|m| err("connect_timeout", m))?,
+    };
+    let tools = parse_tools(get("tools")).map_err(|(p, m)| err(&p, m))?;
+    let max_result_bytes = match get("max_result_bytes") {
+        None => DEFAULT_MAX_RESULT_BYTES,
+        Some(v) => match parse_uint(v) {
+            Ok(n) if n >= 1 && usize::try_from(n).is_ok() => n as usize,
+            Ok(_) => {
+                return Err(err(
+                    "max_result_bytes",
+                    "must be a positive number of bytes".into(),
+                ));
+            }
+            Err(m) => return Err(err("max_result_bytes", m)),
+        },
+    };
+    let sampling = parse_sampling(get("sampling")).map_err(|(p, m)| err(&p, m))?;
+
+    let raw_app = m.get("app");
+    let raw_requires = m.get("requires");
+    let declaration =
+        if raw_app.is_some_and(|v| !v.is_null()) || raw_requires.is_some_and(|v| !v.is_null()) {
+            let opts = ParseOptions {
+                allow_custom_version: ctx.allow_custom_version,
+            };
+            Some(
+                parse_declaration(name, raw_app, raw_requires, label, opts)
+                    .map_err(|e| ManifestError::from_declaration(e, name))?,
+            )
+        } else {
+            None
+        };
+    if app_endpoint && !has_server_json(declaration.as_ref()) {
+        return Err(err(
+            "app_endpoint",
+            "needs an app block whose liveness is server_json (the URL and token come from that file)"
+                .into(),
+        ));
+    }
+
+    Ok(ServerSpec {
+        name: name.to_string(),
+        plugin: plugin.map(str::to_string),
+        enabled,
+        transport,
+        timeout,
+        connect_timeout,
+        tools,
+        max_result_bytes,
+        sampling,
+        declaration,
+    })
+}
+
+fn has_server_json(decl: Option<&Declaration>) -> bool {
+    decl.and_then(|d| d.app.as_ref()).is_some_and(|defs| {
+        defs.iter()
+            .any(|d| matches!(d.liveness, Liveness::ServerJson { .. }))
+    })
+}
+
+fn is_env_name(s: &str) -> bool {
+    !s.is_empty() && !s.contains(['=', '\0']) && !s.chars().any(char::is_whitespace)
+}
+
+fn is_header_name(s: &str) -> bool {
+    // RFC 9110 token characters.
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+fn is_http_url(s: &str) -> bool {
+    let rest = s
+        .strip_prefix("http://")
+        .or_else(|| s.strip_prefix("https://"));
+    match rest {
+        Some(r) => {
+            let host = r.split(['/', '?', '#']).next().unwrap_or("");
+            !host.is_empty() && !s.chars().any(|c| c.is_whitespace() || c.is_control())
+        }
+        None => false,
+    }
+}
+
+/// `env` / `headers`: string keys, scalar values stringified, then
+/// `${PLUGIN_DIR}` (env only, via `dir`) and `${VAR}` / `${env:VAR}`
+/// interpolation from `ctx.env`; an unset VAR stays literal and is warned about.
+fn string_map(
+    v: Option<&Value>,
+    field: &str,
+    is_env: bool,
+    ctx: &ManifestContext,
+    label: &str,
+    warnings: &mut Vec<String>,
+    dir: &dyn Fn(&str) -> String,
+) -> Result<BTreeMap<String, String>, (String, String)> {
+    let mut out = BTreeMap::new();
+    let m: &Mapping = match v {
+        None => return Ok(out),
+        Some(Value::Mapping(m)) => m,
+        Some(o) => {
+            return Err((
+                field.to_string(),
+                format!("must be a mapping (got {})", describe(o)),
+            ));
+        }
+    };
+    for (k, val) in m {
+        let key = match k {
+            Value::String(s) if (is_env && is_env_name(s)) || (!is_env && is_header_name(s)) => {
+                s.clone()
+            }
+            other => {
+                return Err((
+                    field.to_string(),
+                    format!(
+                        "has a bad {} name '{}'",
+                        if is_env { "variable" } else { "header" },
+                        crate::declaration::value::key_text(other)
+                    ),
+                ));
+            }
+        };
+        let p = format!("{field}.{key}");
+        let Some(text) = scalar_text(val) else {
+            return Err((
+                p,
+                format!(
+                    "must be a string, number or boolean (got {})",
+                    describe(val)
+                ),
+            ));
+        };
+        let text = interpolate(&dir(&text), &ctx.env, |var| {
+            warnings.push(format!(
+                "{label}: {p} uses ${{{var}}}, which is not set; it is left as written"
+            ))
+        });
+        if text.contains('\0') || (!is_env && text.contains(['\r', '\n'])) {
+            return Err((p, "must not contain NUL or line breaks".into()));
+        }
+        out.insert(key, text);
+    }
+    Ok(out)
+}
+
+/// Replaces `${VAR}` and `${env:VAR}` with values from `env` (`spec/mcp-client.md` §1).
+/// An unset variable is left as written and reported through `unset`.
+pub fn interpolate(s: &str, env: &BTreeMap<String, String>, mut unset: impl FnMut(&str)) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        match after.find('}') {
+            Some(end) if end > 0 => {
+                let body = after[..end].trim();
+                let var = body.strip_prefix("env:").unwrap_or(body).trim();
+                match env.get(var) {
+                    Some(val) => out.push_str(val),
+                    None => {
+                        unset(var);
+                        out.push_str(&rest[start..start + 2 + end + 1]);
+                    }
+                }
+                rest = &after[end + 1..];
+            }
+            _ => {
+                out.push_str("${");
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+fn parse_tools(v: Option<&Value>) -> Result<ToolFilter, (String, String)> {
+    let m = match v {
+        None => return Ok(ToolFilter::default()),
+        Some(Value::Mapping(m)) => m,
+        Some(o) => {
+            return Err((
+                "tools".into(),
+                format!(
+                    "must be a mapping {{include, exclude}} (got {})",
+                    describe(o)
+                ),
+            ));
+        }
+    };
+    if let Some(msg) = unknown_keys_message(m, &["include", "exclude"]) {
+        return Err(("tools".into(), msg));
+    }
+    let list = |key: &str| -> Result<Option<Vec<String>>, (String, String)> {
+        match m.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(vec![s.clone()])),
+            Some(Value::Sequence(items)) => items
+                .iter()
+                .enumerate()
+                .map(|(i, it)| match it {
+                    Value::String(s) if !s.is_empty() => Ok(s.clone()),
+                    o => Err((
+                        format!("tools.{key}[{i}]"),
+                        format!("must be a tool name or glob (got {})", describe(o)),
+                    )),
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(Some),
+            Some(o) => Err((
+                format!("tools.{key}"),
+                format!(
+                    "must be a list of tool names or globs (got {})",
+                    describe(o)
+                ),
+            )),
+        }
+    };
+    Ok(ToolFilter {
+        include: list("include")?,
+        exclude: list("exclude")?.unwrap_or_default(),
+    })
+}
+
+/// Joins config servers and plugin servers (`spec/mcp-client.md` §1): config
+/// servers first, in file order, then each plugin's servers. A plugin server
+/// whose name is already taken (by the config or an earlier plugin) is an
+/// error and is left out; the first one keeps the name.
+pub fn merge_servers(
+    config: Vec<ServerSpec>,
+    plugins: Vec<ServerSpec>,
+) -> (Vec<ServerSpec>, Vec<ManifestError>) {
+    let mut out = config;
+    let mut errors = Vec::new();
+    for s in plugins {
+        if let Some(first) = out.iter().find(|o| o.name == s.name) {
+            let taken_by = match &first.plugin {
+                Some(p) => format!("plugin '{p}'"),
+                None => "the config file".to_string(),
+            };
+            let by = match &s.plugin {
+                Some(p) => format!("plugin '{p}'"),
+                None => "the config file".to_string(),
+            };
+            errors.push(ManifestError::new(
+                &format!("{by} server '{}'", s.name),
+                Some(&s.name),
+                "",
+                format!("has the same name as a server of {taken_by}; it is left out"),
+            ));
+            continue;
+        }
+        out.push(s);
+    }
+    (out, errors)
+}
+
+/// The plugin folder for a manifest file: its parent (`.` for a bare name).
+pub fn plugin_dir_of(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}

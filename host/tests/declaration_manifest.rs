@@ -1,0 +1,847 @@
+//! One validator for every source (`spec/declarations.md` §2a,
+//! `spec/mcp-client.md` §1): plugin.yaml, the Hermes plugin.json envelope,
+//! the component's manifest value, and a config file's `mcp_servers`.
+
+use proptest::prelude::*;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use wasmgate::cli::check::{
+    EXIT_INVALID, EXIT_USAGE, EXIT_VALID, check_component_value, run_check,
+};
+use wasmgate::declaration::{OsFamily, Registry, VersionKind};
+use wasmgate::manifest::{
+    ManifestContext, ManifestResult, SamplingLogLevel, SkillSource, Transport, load_config,
+    load_plugin_json, load_plugin_yaml, manifest_from_value, merge_servers,
+};
+use yaml_serde::Value;
+
+fn ctx() -> ManifestContext {
+    ManifestContext::new("p/plugin.yaml", "/plugins/p")
+        .with_env([("HOME", "/home/u"), ("TOKEN", "s3cret")])
+}
+
+fn from_yaml(y: &str) -> ManifestResult {
+    let v: Value = yaml_serde::from_str(y).unwrap();
+    manifest_from_value(&v, &ctx())
+}
+
+fn errors(r: &ManifestResult) -> Vec<String> {
+    r.errors.iter().map(ToString::to_string).collect()
+}
+
+const THREE_SERVERS: &str = r#"
+name: demo
+version: "1.0.0"
+mcp_servers:
+  good-a:
+    command: "${PLUGIN_DIR}/server"
+    app:
+      linux: {presence: executable, location: [{kind: command, name: git}]}
+    requires: {app: true}
+  broken:
+    command: x
+    app:
+      linux: {presence: executable, location: [{kind: command, name: a/b}]}
+  good-b:
+    url: http://127.0.0.1:8080/mcp
+    requires: {gpu: nvidia}
+"#;
+
+#[test]
+fn one_bad_server_is_reported_and_the_good_ones_are_kept() {
+    let r = from_yaml(THREE_SERVERS);
+    assert_eq!(
+        errors(&r),
+        vec!["p/plugin.yaml server 'broken': app.linux.location[0].name must be a bare name (no folders, drive or URL)".to_string()]
+    );
+    let m = r.manifest.expect("manifest kept");
+    let names: Vec<&str> = m.servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["good-a", "good-b"]);
+    // The good ones register.
+    let reg = Registry::new();
+    for s in &m.servers {
+        if let Some(d) = &s.declaration {
+            reg.register(&s.name, d.clone());
+        }
+    }
+    assert!(reg.lookup("good-a").is_some() && reg.lookup("good-b").is_some());
+    assert!(reg.lookup("broken").is_none());
+    match &m.servers[0].transport {
+        Transport::Stdio { command, .. } => assert_eq!(command, "/plugins/p/server"),
+        t => panic!("{t:?}"),
+    }
+    assert_eq!(m.servers[0].plugin.as_deref(), Some("demo"));
+}
+
+#[test]
+fn every_error_of_every_server_is_reported_at_once() {
+    let r = from_yaml(
+        r#"
+name: demo
+version: "1"
+mcp_servers:
+  a: {command: x, requires: {app: true, min_version: 2.3}}
+  b: {command: x, timeout: abc}
+  c: {comand: x}
+  d: {command: x, url: "http://127.0.0.1:1/"}
+"#,
+    );
+    let e = errors(&r);
+    assert_eq!(e.len(), 4, "{e:#?}");
+    assert!(e[0].starts_with(
+        "p/plugin.yaml server 'a': requires.app is true but the declaration has no 'app' block"
+    ));
+    assert!(e[1].starts_with("p/plugin.yaml server 'b': timeout must be a number of seconds"));
+    assert!(
+        e[2].contains("server 'c': has unknown keys ['comand'] (did you mean 'command'?)"),
+        "{}",
+        e[2]
+    );
+    assert!(
+        e[3].contains("server 'd': url cannot be combined with command"),
+        "{}",
+        e[3]
+    );
+    assert!(r.manifest.unwrap().servers.is_empty());
+}
+
+#[test]
+fn unquoted_min_version_is_told_to_quote_it() {
+    let r = from_yaml(
+        r#"
+name: demo
+version: "1"
+mcp_servers:
+  a:
+    command: x
+    app: {darwin: {presence: bundle, location: /Applications/A.app, version: {kind: plist}}}
+    requires: {app: true, min_version: 2.3}
+"#,
+    );
+    assert_eq!(
+        errors(&r),
+        vec!["p/plugin.yaml server 'a': requires.min_version must be a dotted numeric string, but YAML read 2.3 as a number; quote it: min_version: \"2.3\"".to_string()]
+    );
+}
+
+#[test]
+fn server_schema_rules() {
+    let cases: &[(&str, Option<&str>)] = &[
+        // (entry, expected error fragment or None for valid)
+        ("{command: x}", None),
+        ("{url: 'https://example.test/mcp'}", None),
+        (
+            "{}",
+            Some(
+                "command is missing: a server needs exactly one of command, url or app_endpoint: true",
+            ),
+        ),
+        (
+            "{command: x, url: 'http://127.0.0.1/'}",
+            Some("url cannot be combined with command"),
+        ),
+        (
+            "{command: x, app_endpoint: true}",
+            Some("app_endpoint cannot be combined with command"),
+        ),
+        (
+            "{app_endpoint: true}",
+            Some("app_endpoint needs an app block whose liveness is server_json"),
+        ),
+        (
+            "{app_endpoint: true, app: {linux: {presence: executable, location: /x, liveness: {kind: server_json, path: /run/s.json}}}}",
+            None,
+        ),
+        (
+            "{app_endpoint: 'yes'}",
+            Some("app_endpoint must be a boolean"),
+        ),
+        ("{command: ''}", Some("command must be a non-empty string")),
+        ("{command: [x]}", Some("command must be a non-empty string")),
+        ("{command: x, args: [a, 8080, true, 1.5]}", None),
+        (
+            "{command: x, args: [[a]]}",
+            Some("args[0] must be a string, number or boolean (got a list)"),
+        ),
+        (
+            "{command: x, args: [{a: 1}]}",
+            Some("args[0] must be a string, number or boolean (got a mapping)"),
+        ),
+        ("{command: x, args: a}", Some("args must be a list")),
+        ("{command: x, env: {A: 1, B: true}}", None),
+        (
+            "{command: x, env: {A: [1]}}",
+            Some("env.A must be a string, number or boolean"),
+        ),
+        ("{command: x, env: [A]}", Some("env must be a mapping")),
+        (
+            "{command: x, env: {'A=B': x}}",
+            Some("env has a bad variable name 'A=B'"),
+        ),
+        ("{command: x, env_passthrough: [PATH, HOME]}", None),
+        (
+            "{command: x, env_passthrough: [1]}",
+            Some("env_passthrough[0] must be an environment variable name"),
+        ),
+        (
+            "{url: 'ftp://x'}",
+            Some("url must be an http:// or https:// URL"),
+        ),
+        (
+            "{url: 'http://'}",
+            Some("url must be an http:// or https:// URL"),
+        ),
+        ("{url: 5}", Some("url must be a string")),
+        (
+            "{url: 'http://127.0.0.1/', headers: {Authorization: 'Bearer ${TOKEN}'}}",
+            None,
+        ),
+        (
+            "{url: 'http://127.0.0.1/', headers: {'Bad Header': x}}",
+            Some("headers has a bad header name 'Bad Header'"),
+        ),
+        (
+            "{url: 'http://127.0.0.1/', args: [a]}",
+            Some("args is only valid with command"),
+        ),
+        (
+            "{command: x, headers: {A: b}}",
+            Some("headers is only valid with url"),
+        ),
+        ("{command: x, enabled: false}", None),
+        (
+            "{command: x, enabled: 'no'}",
+            Some("enabled must be a boolean"),
+        ),
+        ("{command: x, timeout: 120, connect_timeout: '60'}", None),
+        ("{command: x, timeout: '120'}", None),
+        (
+            "{command: x, timeout: abc}",
+            Some("timeout must be a number of seconds"),
+        ),
+        (
+            "{command: x, timeout: -1}",
+            Some("timeout must be a positive number of seconds"),
+        ),
+        (
+            "{command: x, timeout: '-5'}",
+            Some("timeout must be a positive number of seconds"),
+        ),
+        (
+            "{command: x, connect_timeout: [1]}",
+            Some("connect_timeout must be a number of seconds"),
+        ),
+        (
+            "{command: x, tools: {include: [a, 'b*'], exclude: c}}",
+            None,
+        ),
+        (
+            "{command: x, tools: {include: [1]}}",
+            Some("tools.include[0] must be a tool name or glob"),
+        ),
+        (
+            "{command: x, tools: {inclde: [a]}}",
+            Some("tools has unknown keys ['inclde'] (did you mean 'include'?)"),
+        ),
+        ("{command: x, tools: [a]}", Some("tools must be a mapping")),
+        ("{command: x, max_result_bytes: 1024}", None),
+        (
+            "{command: x, max_result_bytes: 0}",
+            Some("max_result_bytes must be a positive number of bytes"),
+        ),
+        (
+            "{command: x, max_result_bytes: -1}",
+            Some("max_result_bytes must be a non-negative integer"),
+        ),
+        (
+            "{command: x, sampling: {enabled: false, max_rpm: 0, log_level: warning}}",
+            None,
+        ),
+        (
+            "{command: x, sampling: {max_tokens_cap: 0}}",
+            Some("sampling.max_tokens_cap must be an integer from 1"),
+        ),
+        (
+            "{command: x, sampling: {enable: false}}",
+            Some("sampling has unknown keys ['enable'] (did you mean 'enabled'?)"),
+        ),
+        (
+            "{command: x, sampling: true}",
+            Some("sampling must be a mapping"),
+        ),
+        (
+            "{command: x, transport: sse}",
+            Some("has unknown keys ['transport']"),
+        ),
+        ("[command, x]", Some("the server entry must be a mapping")),
+        (
+            "{command: x, app: {linux: {presence: executable, location: /x, version: {kind: custom}}}}",
+            Some("app.linux.version.kind 'custom' is only valid in a component's manifest"),
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (entry, want) in cases {
+        let doc = format!("name: p\nversion: '1'\nmcp_servers:\n  s: {entry}\n");
+        let r = from_yaml(&doc);
+        let e = errors(&r);
+        match want {
+            None if !e.is_empty() => failures.push(format!("{entry}: unexpected {e:?}")),
+            None => {}
+            Some(w) => {
+                let want = format!("p/plugin.yaml server 's': {w}");
+                if e.len() != 1 || !e[0].starts_with(&want) {
+                    failures.push(format!("{entry}: want `{want}`, got {e:?}"));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn values_are_stringified_interpolated_and_defaulted() {
+    let r = from_yaml(
+        r#"
+name: p
+version: "1"
+mcp_servers:
+  s:
+    command: "${PLUGIN_DIR}/bin/srv"
+    args: ["--dir=${PLUGIN_DIR}", 8080, true, "${TOKEN}"]
+    env: {A: "${PLUGIN_DIR}/x", B: "${HOME}", C: "${env:TOKEN}", D: "${NOT_SET_ANYWHERE}", E: 3}
+    timeout: "2.5"
+    tools: {include: []}
+    sampling: {model: m, allowed_models: [m], timeout: 5}
+"#,
+    );
+    assert!(r.errors.is_empty(), "{:?}", errors(&r));
+    assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+    assert!(r.warnings[0].contains("server 's': env.D uses ${NOT_SET_ANYWHERE}, which is not set"));
+    let s = &r.manifest.unwrap().servers[0];
+    let Transport::Stdio {
+        command, args, env, ..
+    } = &s.transport
+    else {
+        panic!()
+    };
+    assert_eq!(command, "/plugins/p/bin/srv");
+    // Secrets are not interpolated into argv (only ${PLUGIN_DIR}).
+    assert_eq!(args, &["--dir=/plugins/p", "8080", "true", "${TOKEN}"]);
+    assert_eq!(env["A"], "/plugins/p/x");
+    assert_eq!(env["B"], "/home/u");
+    assert_eq!(env["C"], "s3cret");
+    assert_eq!(env["D"], "${NOT_SET_ANYWHERE}");
+    assert_eq!(env["E"], "3");
+    assert_eq!(s.timeout, Duration::from_millis(2500));
+    assert_eq!(s.connect_timeout, Duration::from_secs(60));
+    assert_eq!(s.max_result_bytes, 8 * 1024 * 1024);
+    assert_eq!(s.tools.include, Some(vec![]));
+    assert!(s.enabled);
+    assert_eq!(s.sampling.model.as_deref(), Some("m"));
+    assert_eq!(s.sampling.timeout, Duration::from_secs(5));
+    assert_eq!(s.sampling.max_tokens_cap, 4096);
+    assert_eq!(s.sampling.log_level, SamplingLogLevel::Info);
+    assert!(s.declaration.is_none());
+}
+
+#[test]
+fn manifest_level_rules() {
+    let cases: &[(&str, &str)] = &[
+        ("[1]", "p/plugin.yaml: the manifest must be a mapping"),
+        (
+            "{version: '1'}",
+            "p/plugin.yaml: name must be a plugin name",
+        ),
+        (
+            "{name: 'a b', version: '1'}",
+            "p/plugin.yaml: name must be a plugin name",
+        ),
+        (
+            "{name: p}",
+            "p/plugin.yaml: version must be a non-empty string",
+        ),
+        (
+            "{name: p, version: 1.0}",
+            "p/plugin.yaml: version must be a string, but YAML read 1.0 as a number; quote it",
+        ),
+        (
+            "{name: p, version: '1', mcp_server: {}}",
+            "p/plugin.yaml: manifest has unknown keys ['mcp_server'] (did you mean 'mcp_servers'?)",
+        ),
+        (
+            "{name: p, version: '1', mcp_servers: [a]}",
+            "p/plugin.yaml: mcp_servers must be a mapping",
+        ),
+        (
+            "{name: p, version: '1', mcp_servers: {'a b': {command: x}}}",
+            "p/plugin.yaml: mcp_servers has a bad server name 'a b'",
+        ),
+        (
+            "{name: p, version: '1', skills: x}",
+            "p/plugin.yaml: skills must be a list",
+        ),
+        (
+            "{name: p, version: '1', skills: [../x/SKILL.md]}",
+            "p/plugin.yaml: skills[0] must be a relative path inside the plugin folder",
+        ),
+        (
+            "{name: p, version: '1', skills: [/abs/SKILL.md]}",
+            "p/plugin.yaml: skills[0] must be a relative path",
+        ),
+        (
+            "{name: p, version: '1', skills: [{name: s}]}",
+            "p/plugin.yaml: skills[0].markdown must be a string",
+        ),
+        (
+            "{name: p, version: '1', skills: [{name: s, markdown: x, extra: 1}]}",
+            "p/plugin.yaml: skills[0] has unknown keys ['extra']",
+        ),
+        (
+            "{name: p, version: '1', skills: [5]}",
+            "p/plugin.yaml: skills[0] must be a path or a mapping",
+        ),
+    ];
+    for (doc, want) in cases {
+        let e = errors(&from_yaml(doc));
+        assert!(
+            e.len() == 1 && e[0].starts_with(want),
+            "{doc}: want `{want}`, got {e:?}"
+        );
+    }
+    let r = from_yaml(
+        "{name: p, version: '1', skills: [skills/a/SKILL.md, {name: b, markdown: '# B'}]}",
+    );
+    assert_eq!(
+        r.manifest.unwrap().skills,
+        vec![
+            SkillSource::File {
+                path: PathBuf::from("/plugins/p/skills/a/SKILL.md")
+            },
+            SkillSource::Inline {
+                name: "b".into(),
+                markdown: "# B".into()
+            },
+        ]
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Same content from YAML, JSON and a component value
+// ---------------------------------------------------------------------------
+
+const DECL_YAML: &str = r#"
+app:
+  win32:
+    presence: executable
+    location:
+      - {kind: uninstall_registry, display_name_prefix: Vendor App, file: bin/vendor.exe}
+    version: {kind: pe_resource}
+  darwin:
+    presence: bundle
+    location: [{kind: app_bundle, name: Vendor.app}]
+    version: {kind: plist}
+  linux:
+    presence: executable
+    location: [{kind: command, name: vendor}, {kind: flatpak, app_id: com.vendor.App}]
+requires: {app: true, min_version: "2.3", gpu: nvidia}
+"#;
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// plugin.yaml, plugin.json (+ mcp.json) and the component value for the
+/// same servers: `ok` with DECL_YAML, `bad` with one broken location.
+fn three_sources(dir: &Path, bad_name: &str) -> Vec<ManifestResult> {
+    let decl: Value = yaml_serde::from_str(DECL_YAML).unwrap();
+    let mut bad = decl.clone();
+    bad["app"]["linux"]["location"][0]["name"] = Value::String(bad_name.into());
+    // plugin.yaml
+    let mut servers = yaml_serde::Mapping::new();
+    for (name, d) in [("ok", &decl), ("bad", &bad)] {
+        let mut e = d.as_mapping().unwrap().clone();
+        e.insert("command".into(), "${PLUGIN_DIR}/srv".into());
+        servers.insert(name.into(), Value::Mapping(e));
+    }
+    let mut doc = yaml_serde::Mapping::new();
+    doc.insert("name".into(), "vendor".into());
+    doc.insert("version".into(), "1.0.0".into());
+    doc.insert("mcp_servers".into(), Value::Mapping(servers.clone()));
+    let component_value = Value::Mapping(doc.clone());
+    let yaml_path = write(dir, "y/plugin.yaml", &yaml_serde::to_string(&doc).unwrap());
+    // plugin.json + mcp.json
+    // Written from the YAML value so object keys keep their order.
+    let plugin_json: Value = yaml_serde::from_str(
+        "{name: vendor, version: 1.0.0, extensions: {com.nousresearch.hermes: {servers: {}}}}",
+    )
+    .unwrap();
+    let mut plugin_json = plugin_json;
+    let ext = &mut plugin_json["extensions"]["com.nousresearch.hermes"]["servers"];
+    ext["ok"] = decl.clone();
+    ext["bad"] = bad.clone();
+    let plugin_json = serde_json::to_string(&plugin_json).unwrap();
+    let mcp_json = serde_json::json!({"mcpServers": {
+        "ok": {"command": "${PLUGIN_DIR}/srv"},
+        "bad": {"type": "stdio", "command": "${PLUGIN_DIR}/srv"},
+    }});
+    let json_path = write(dir, "j/plugin.json", &plugin_json);
+    write(dir, "j/mcp.json", &mcp_json.to_string());
+    let cctx = ManifestContext::new("c/plugin.wasm", "/c");
+    vec![
+        load_plugin_yaml(&yaml_path),
+        load_plugin_json(&json_path),
+        manifest_from_value(
+            &component_value,
+            &ManifestContext {
+                allow_custom_version: true,
+                ..cctx
+            },
+        ),
+    ]
+}
+
+#[test]
+fn yaml_json_and_component_give_the_same_declaration_and_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = three_sources(dir.path(), "bin/vendor");
+    let mut decls = Vec::new();
+    let mut errs = Vec::new();
+    for r in &results {
+        let m = r.manifest.as_ref().expect("manifest");
+        assert_eq!(m.servers.len(), 1, "{:?}", errors(r));
+        decls.push(m.servers[0].declaration.clone().unwrap());
+        assert_eq!(r.errors.len(), 1, "{:?}", errors(r));
+        let e = &r.errors[0];
+        errs.push((e.server.clone(), e.path.clone(), e.message.clone()));
+    }
+    assert_eq!(decls[0], decls[1]);
+    assert_eq!(decls[0], decls[2]);
+    assert_eq!(errs[0], errs[1]);
+    assert_eq!(errs[0], errs[2]);
+    assert_eq!(errs[0].1, "app.linux.location[0].name");
+    let d = &decls[0];
+    assert_eq!(
+        d.app_for(OsFamily::Darwin).unwrap().version_kind,
+        VersionKind::Plist
+    );
+    // where labels: `<file> server '<name>'`, and for plugin.json the extension.
+    assert!(
+        results[0].errors[0]
+            .to_string()
+            .contains("plugin.yaml server 'bad': app.linux.location[0].name")
+    );
+    assert!(
+        results[1].errors[0]
+            .to_string()
+            .contains("plugin.json extension server 'bad': app.linux.location[0].name")
+    );
+    assert!(
+        results[2].errors[0]
+            .to_string()
+            .starts_with("c/plugin.wasm server 'bad': app.linux.location[0].name")
+    );
+}
+
+#[test]
+fn plugin_json_envelope_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let case =
+        |name: &str, plugin: serde_json::Value, mcp: Option<serde_json::Value>| -> ManifestResult {
+            let d = dir.path().join(name);
+            let p = write(&d, "plugin.json", &plugin.to_string());
+            if let Some(m) = mcp {
+                write(&d, "mcp.json", &m.to_string());
+            }
+            load_plugin_json(&p)
+        };
+    let app = serde_json::json!({"linux": {"presence": "executable", "location": "/x",
+        "liveness": {"kind": "server_json", "path": "/run/a.json", "endpoint_path": "/rpc"}}});
+    let ext = |servers: serde_json::Value| {
+        serde_json::json!({"name": "v", "version": "1",
+        "extensions": {"com.nousresearch.hermes": {"servers": servers}}})
+    };
+    let mcp = serde_json::json!({"mcpServers": {"a": {"command": "x"}}});
+
+    let r = case(
+        "unknown-server",
+        ext(serde_json::json!({"zz": {"requires": {"gpu": "nvidia"}}})),
+        Some(mcp.clone()),
+    );
+    assert!(
+        errors(&r)
+            .iter()
+            .any(|e| e.contains("extension server 'zz': is not a server of mcpServers")),
+        "{:?}",
+        errors(&r)
+    );
+
+    let r = case(
+        "non-object",
+        ext(serde_json::json!({"a": 5})),
+        Some(mcp.clone()),
+    );
+    assert!(
+        errors(&r)[0].contains("extension server 'a': must be an object"),
+        "{:?}",
+        errors(&r)
+    );
+
+    let r = case(
+        "unknown-keys",
+        ext(serde_json::json!({"a": {"requires": {}, "zeta": 1, "alpha": 2}})),
+        Some(mcp.clone()),
+    );
+    assert!(
+        errors(&r)[0].contains("extension server 'a': has unknown keys ['alpha', 'zeta']"),
+        "{:?}",
+        errors(&r)
+    );
+
+    let r = case(
+        "liveness-alone",
+        ext(serde_json::json!({"a": {"liveness": {"kind": "static"}}})),
+        Some(mcp.clone()),
+    );
+    assert!(
+        errors(&r)[0].contains("extension server 'a': liveness needs app or requires"),
+        "{:?}",
+        errors(&r)
+    );
+
+    // The server-level server_json liveness is folded into app.<os>.liveness.
+    let r = case(
+        "fold",
+        ext(
+            serde_json::json!({"a": {"app": app, "liveness": {"kind": "server_json", "path": "/run/b.json", "fields": {"token": "tok"}}}}),
+        ),
+        Some(mcp.clone()),
+    );
+    assert!(r.errors.is_empty(), "{:?}", errors(&r));
+    let d = r.manifest.unwrap().servers[0].declaration.clone().unwrap();
+    match &d.app_for(OsFamily::Linux).unwrap().liveness {
+        wasmgate::declaration::Liveness::ServerJson {
+            path,
+            token_key,
+            endpoint_path,
+            ..
+        } => {
+            assert_eq!(
+                (path.as_str(), token_key.as_str(), endpoint_path.as_str()),
+                ("/run/b.json", "tok", "/rpc")
+            );
+        }
+        l => panic!("{l:?}"),
+    }
+    // ... and checked by the same parser (hardened rules).
+    let r = case(
+        "fold-bad",
+        ext(
+            serde_json::json!({"a": {"app": app, "liveness": {"kind": "server_json", "path": "relative/b.json"}}}),
+        ),
+        Some(mcp.clone()),
+    );
+    assert!(
+        errors(&r)[0].contains("extension server 'a': app.linux.liveness.path must be absolute"),
+        "{:?}",
+        errors(&r)
+    );
+
+    let r = case(
+        "bad-fields",
+        ext(
+            serde_json::json!({"a": {"requires": {}, "liveness": {"kind": "server_json", "path": "/p", "fields": {"tokn": "x"}}}}),
+        ),
+        Some(mcp.clone()),
+    );
+    assert!(
+        errors(&r)[0].contains("liveness.fields has unknown keys ['tokn']"),
+        "{:?}",
+        errors(&r)
+    );
+
+    // mcpServers inside plugin.json; SSE refused.
+    let mut p = ext(serde_json::json!({}));
+    p["mcpServers"] = serde_json::json!({"s": {"type": "sse", "url": "http://127.0.0.1:1/sse"}, "t": {"url": "http://127.0.0.1:1/mcp", "type": "http"}});
+    let r = case("inline-sse", p, None);
+    assert_eq!(errors(&r).len(), 1, "{:?}", errors(&r));
+    assert!(errors(&r)[0].contains("server 's': type is 'sse'"));
+    assert_eq!(r.manifest.unwrap().servers[0].name, "t");
+
+    let r = case("not-json", serde_json::json!("x"), None);
+    assert!(errors(&r)[0].contains("must be a JSON object"));
+}
+
+#[test]
+fn config_file_and_merge() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write(
+        dir.path(),
+        "config.yaml",
+        "model: whatever\nmcp_servers:\n  git: {command: git-mcp}\n  web: {url: 'http://127.0.0.1:9/mcp'}\n  bad: {command: x, timeout: -3}\n",
+    );
+    let c = load_config(&cfg);
+    assert_eq!(c.servers.len(), 2);
+    assert_eq!(c.errors.len(), 1);
+    assert!(
+        c.errors[0]
+            .to_string()
+            .ends_with("config.yaml server 'bad': timeout must be a positive number of seconds")
+    );
+    assert!(c.servers.iter().all(|s| s.plugin.is_none()));
+
+    let p = from_yaml(THREE_SERVERS).manifest.unwrap();
+    let mut plugin_servers = p.servers.clone();
+    let mut clash = plugin_servers[0].clone();
+    clash.name = "git".into();
+    plugin_servers.push(clash);
+    let (all, errs) = merge_servers(c.servers.clone(), plugin_servers);
+    let names: Vec<&str> = all.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["git", "web", "good-a", "good-b"]);
+    assert_eq!(errs.len(), 1);
+    assert_eq!(
+        errs[0].to_string(),
+        "plugin 'demo' server 'git': has the same name as a server of the config file; it is left out"
+    );
+    assert!(all[0].plugin.is_none());
+
+    assert!(
+        load_config(&dir.path().join("missing.yaml")).errors[0]
+            .message
+            .contains("cannot be read")
+    );
+    let bad = write(dir.path(), "bad.yaml", "mcp_servers: [\n");
+    assert!(
+        load_config(&bad).errors[0]
+            .message
+            .contains("is not valid YAML")
+    );
+}
+
+#[test]
+fn skills_are_read_from_files_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "skills/a/SKILL.md", "---\nname: a\n---\n# A\n");
+    let p = write(
+        dir.path(),
+        "plugin.yaml",
+        "name: p\nversion: '1'\nskills: [skills/a/SKILL.md, skills/missing/SKILL.md]\n",
+    );
+    let r = load_plugin_yaml(&p);
+    assert_eq!(r.errors.len(), 1);
+    assert!(r.errors[0].to_string().contains("skills[1]"));
+    let skills = r.manifest.unwrap().skills;
+    assert_eq!(skills.len(), 1);
+    assert!(matches!(&skills[0], SkillSource::Loaded { markdown, .. } if markdown.contains("# A")));
+}
+
+#[test]
+fn check_exit_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = write(
+        dir.path(),
+        "good/plugin.yaml",
+        "name: p\nversion: '1'\nmcp_servers:\n  s: {command: x, requires: {gpu: nvidia}}\n",
+    );
+    let bad = write(dir.path(), "bad/plugin.yaml", THREE_SERVERS);
+    let txt = write(dir.path(), "x/plugin.txt", "name: p");
+    assert_eq!(run_check(&good, false), EXIT_VALID);
+    assert_eq!(run_check(&good, true), EXIT_VALID);
+    assert_eq!(run_check(&bad, true), EXIT_INVALID);
+    assert_eq!(run_check(&txt, false), EXIT_USAGE);
+    assert_eq!(run_check(&dir.path().join("none.yaml"), false), EXIT_USAGE);
+    let json = write(
+        dir.path(),
+        "j/plugin.json",
+        r#"{"name": "p", "version": "1", "mcpServers": {"s": {"command": "x"}}}"#,
+    );
+    assert_eq!(run_check(&json, true), EXIT_VALID);
+    // The component hook accepts version.kind: custom; plugin.yaml does not.
+    let v: Value = yaml_serde::from_str(
+        "{name: p, version: '1', mcp_servers: {s: {command: x, app: {linux: {presence: executable, location: /x, version: {kind: custom}}}, requires: {app: true, min_version: '1'}}}}",
+    )
+    .unwrap();
+    assert_eq!(
+        check_component_value(&v, "p.wasm", dir.path(), true),
+        EXIT_VALID
+    );
+    let custom = write(
+        dir.path(),
+        "c/plugin.yaml",
+        &yaml_serde::to_string(&v).unwrap(),
+    );
+    assert_eq!(run_check(&custom, true), EXIT_INVALID);
+}
+
+fn arb_value() -> impl Strategy<Value = Value> {
+    const WORDS: &[&str] = &[
+        "name",
+        "version",
+        "mcp_servers",
+        "skills",
+        "command",
+        "args",
+        "env",
+        "url",
+        "headers",
+        "app_endpoint",
+        "enabled",
+        "timeout",
+        "connect_timeout",
+        "tools",
+        "include",
+        "exclude",
+        "max_result_bytes",
+        "sampling",
+        "app",
+        "requires",
+        "linux",
+        "presence",
+        "location",
+        "executable",
+        "${PLUGIN_DIR}",
+        "${X}",
+        "${",
+        "http://127.0.0.1/",
+        "-1",
+        "120",
+        "abc",
+        "p",
+    ];
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(|n| Value::Number(n.into())),
+        any::<f64>().prop_map(|f| Value::Number(f.into())),
+        proptest::sample::select(WORDS).prop_map(|s| Value::String(s.into())),
+        ".{0,8}".prop_map(Value::String),
+    ];
+    leaf.prop_recursive(5, 64, 6, move |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Sequence),
+            proptest::collection::vec(
+                (
+                    proptest::sample::select(WORDS).prop_map(|s| Value::String(s.into())),
+                    inner
+                ),
+                0..6
+            )
+            .prop_map(|kv| Value::Mapping(kv.into_iter().collect())),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// The manifest validator never panics, and every error names its source.
+    #[test]
+    fn arbitrary_manifests_never_panic(v in arb_value()) {
+        let r = manifest_from_value(&v, &ctx());
+        for e in &r.errors {
+            prop_assert!(e.to_string().starts_with("p/plugin.yaml"));
+        }
+    }
+}
