@@ -142,3 +142,63 @@ pub fn run_availability_for(
     let _ = out.write_all(render(&results, json).as_bytes());
     EXIT_OK
 }
+
+/// Runs `wasmgate availability PATH [--host DIR] [--json]` for a
+/// `plugin.yaml` (`.yaml`/`.yml`) or Hermes `plugin.json` (`.json`): loads
+/// it with the manifest loader, then evaluates each server in manifest order
+/// on the simulated host in `host_dir`, or on this machine. A server without
+/// `app:`/`requires:` is evaluated as a declaration with no requirements.
+/// Prints to stdout/stderr; returns the exit code (0 evaluated, 1 invalid
+/// input, 2 usage).
+pub fn run_availability(plugin_path: &Path, host_dir: Option<&Path>, json: bool) -> i32 {
+    let mut stderr = std::io::stderr();
+    if !plugin_path.is_file() {
+        let _ = writeln!(
+            stderr,
+            "wasmgate availability: {}: no such file",
+            plugin_path.display()
+        );
+        return EXIT_USAGE;
+    }
+    let ext = plugin_path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    let res = match ext.as_deref() {
+        Some("yaml" | "yml") => crate::manifest::load_plugin_yaml(plugin_path),
+        Some("json") => crate::manifest::load_plugin_json(plugin_path),
+        _ => {
+            let _ = writeln!(
+                stderr,
+                "wasmgate availability: {}: expected a plugin.yaml (.yaml/.yml) or plugin.json (.json) file",
+                plugin_path.display()
+            );
+            return EXIT_USAGE;
+        }
+    };
+    let mut errors: Vec<String> = res.errors.iter().map(ToString::to_string).collect();
+    if res.manifest.is_none() && errors.is_empty() {
+        errors.push(format!("{}: not a usable manifest", plugin_path.display()));
+    }
+    let servers: Vec<(String, Declaration)> = res
+        .manifest
+        .iter()
+        .flat_map(|m| &m.servers)
+        .map(|s| {
+            let decl = s.declaration.clone().unwrap_or_else(|| Declaration {
+                name: s.name.clone(),
+                app: None,
+                requires: Default::default(),
+            });
+            (s.name.clone(), decl)
+        })
+        .collect();
+    run_availability_for(
+        &servers,
+        &errors,
+        host_dir,
+        json,
+        &mut std::io::stdout().lock(),
+        &mut stderr,
+    )
+}
