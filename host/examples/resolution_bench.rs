@@ -342,6 +342,57 @@ fn measure(decls: &[Declaration], p: &dyn Platform) -> Figures {
     }
 }
 
+/// Per location kind (a declaration's first location; `*` paths apart):
+/// file-system calls, candidates and version reads per declaration.
+fn per_kind(what: &str, decls: &[Declaration], p: &dyn Platform) -> String {
+    let mut out = String::new();
+    use std::collections::BTreeMap;
+    let mut rows: BTreeMap<String, (usize, u64, usize, usize)> = BTreeMap::new();
+    for d in decls {
+        let app = d.app_for(p.os_family());
+        let label = match app.and_then(|a| a.locations.first()) {
+            None if d.requires.gpu.is_some() => "gpu only".to_string(),
+            None => "no requirements".to_string(),
+            Some(l) if l.kind == LocationKind::Path && l.value.contains('*') => {
+                "path with *".into()
+            }
+            Some(l) => {
+                let mut k = l.kind.as_str().to_string();
+                if app.is_some_and(|a| a.locations.len() > 1) {
+                    k.push_str(" + path");
+                }
+                k
+            }
+        };
+        let (mut cands, mut reads) = (0, 0);
+        if let Some(a) = app {
+            let r = locate(a, p);
+            cands = r.candidates.len();
+            if a.version_kind != VersionKind::None {
+                reads = r.present().count();
+            }
+        }
+        let before = p.fs_calls();
+        std::hint::black_box(availability(d, p));
+        let calls = p.fs_calls() - before;
+        let e = rows.entry(label).or_default();
+        e.0 += 1;
+        e.1 += calls;
+        e.2 += cands;
+        e.3 += reads;
+    }
+    for (label, (n, calls, cands, reads)) in rows {
+        let n = n as f64;
+        out.push_str(&format!(
+            "| {what} | {label} | {:.2} | {:.2} | {:.2} |\n",
+            calls as f64 / n,
+            cands as f64 / n,
+            reads as f64 / n
+        ));
+    }
+    out
+}
+
 fn report(what: &str, f: &Figures) {
     println!(
         "| {what} | {:.0} | {:.2} | {:.2} | {:.2} | {} |",
@@ -366,6 +417,7 @@ fn main() {
     .unwrap();
     let host = SimulatedHost::load(dir).unwrap();
     report("simulated linux", &measure(&linux_decls(""), &host));
+    let mut breakdown = per_kind("simulated linux", &linux_decls(""), &host);
 
     let t = tempfile::tempdir().unwrap();
     let dir = t.path();
@@ -389,6 +441,7 @@ fn main() {
     .unwrap();
     let host = SimulatedHost::load(dir).unwrap();
     report("simulated darwin", &measure(&darwin_decls(), &host));
+    breakdown.push_str(&per_kind("simulated darwin", &darwin_decls(), &host));
 
     let t = tempfile::tempdir().unwrap();
     let dir = t.path();
@@ -414,6 +467,7 @@ fn main() {
     fs::write(dir.join("host.yaml"), yaml).unwrap();
     let host = SimulatedHost::load(dir).unwrap();
     report("simulated win32", &measure(&win32_decls(), &host));
+    breakdown.push_str(&per_kind("simulated win32", &win32_decls(), &host));
 
     // This machine: the same linux mix, rooted in a temporary folder (the
     // command/flatpak/snap kinds look at the real PATH and system folders).
@@ -423,5 +477,16 @@ fn main() {
     let real = RealPlatform::new();
     if real.os_family() == OsFamily::Linux {
         report("this machine (linux)", &measure(&linux_decls(&base), &real));
+        breakdown.push_str(&per_kind(
+            "this machine (linux)",
+            &linux_decls(&base),
+            &real,
+        ));
     }
+    println!();
+    println!(
+        "| host | declarations whose first location is | fs calls/decl | candidates/decl | version reads/decl |"
+    );
+    println!("|---|---|---|---|---|");
+    print!("{breakdown}");
 }

@@ -4,7 +4,10 @@
 //!
 //! `root/` is opened with cap-std, so every file-system look stays inside it:
 //! a symbolic link that leaves `root/` (an absolute target, or `..` past the
-//! top) reads as "does not exist".
+//! top) reads as "does not exist". When `root/` holds no symbolic link at load
+//! time, metadata and listings use plain path lookups (nothing can lead out),
+//! which is several times faster; links added to `root/` after loading are
+//! not looked for — load the host again after changing its links.
 
 use super::{
     DisplayAdapter, FileKind, GpuCache, GpuClass, Hive, Platform, ReadError, ReadSeek,
@@ -15,6 +18,7 @@ use cap_std::fs::Dir;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::fmt;
+use std::fs;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -93,6 +97,12 @@ pub struct SimulatedHost {
     uninstall: Vec<UninstallEntry>,
     display_adapters: Option<Vec<DisplayAdapter>>,
     root: Option<Dir>,
+    /// `root/` as an ambient path, for the quick "does not exist" answer.
+    root_path: PathBuf,
+    /// `root/` held no symbolic link when loaded: metadata and listings then
+    /// use plain path lookups (nothing can lead out of `root/`); otherwise
+    /// every lookup goes through cap-std.
+    no_links: bool,
     calls: AtomicU64,
     gpu_cache: GpuCache,
 }
@@ -218,6 +228,7 @@ impl SimulatedHost {
             None
         };
         let env = y.env.unwrap_or_default();
+        let no_links = root.is_some() && !has_symlink(&root_path);
         Ok(SimulatedHost {
             os,
             home: y.home,
@@ -228,6 +239,8 @@ impl SimulatedHost {
             uninstall,
             display_adapters,
             root,
+            no_links,
+            root_path,
             calls: AtomicU64::new(0),
             gpu_cache: GpuCache::new(),
         })
@@ -272,18 +285,19 @@ impl SimulatedHost {
     fn resolve(&self, path: &str) -> Option<(&Dir, PathBuf)> {
         let root = self.root.as_ref()?;
         let rel = self.map(path)?;
-        if self.os != OsFamily::Win32 || root.symlink_metadata(&rel).is_ok() {
+        if self.os != OsFamily::Win32 || fs::symlink_metadata(self.root_path.join(&rel)).is_ok() {
             return Some((root, rel));
         }
         let mut found = PathBuf::new();
         for comp in rel.iter() {
             let comp = comp.to_string_lossy();
             let exact = found.join(comp.as_ref());
-            if root.symlink_metadata(&exact).is_ok() {
+            if fs::symlink_metadata(self.root_path.join(&exact)).is_ok() {
                 found = exact;
                 continue;
             }
-            self.count();
+            // The simulator's own case folding: not a call through the
+            // platform, so not counted.
             let dir = if found.as_os_str().is_empty() {
                 PathBuf::from(".")
             } else {
@@ -350,16 +364,18 @@ impl Platform for SimulatedHost {
     fn metadata(&self, path: &str) -> Option<FileKind> {
         self.count();
         let (root, rel) = self.resolve(path)?;
+        // A path that does not exist even when links are followed anywhere
+        // is absent. Without links in root/ the plain answer is the answer;
+        // otherwise an existing path is looked at again through cap-std,
+        // which refuses links leaving root/.
+        let quick = fs::metadata(self.root_path.join(&rel)).ok()?;
+        if self.no_links {
+            return Some(kind_of(quick.is_file(), quick.is_dir(), self.os, || {
+                std_exec_bit(&quick)
+            }));
+        }
         let m = root.metadata(rel).ok()?;
-        Some(if m.is_file() {
-            FileKind::File {
-                executable: self.os != OsFamily::Win32 && exec_bit(&m),
-            }
-        } else if m.is_dir() {
-            FileKind::Dir
-        } else {
-            FileKind::Other
-        })
+        Some(kind_of(m.is_file(), m.is_dir(), self.os, || exec_bit(&m)))
     }
 
     fn read_file(&self, path: &str, max_bytes: u64) -> Result<Vec<u8>, ReadError> {
@@ -377,6 +393,12 @@ impl Platform for SimulatedHost {
         self.count();
         let (root, rel) = self.resolve(path).ok_or_else(not_found)?;
         let mut names = Vec::new();
+        if self.no_links {
+            for entry in fs::read_dir(self.root_path.join(&rel))? {
+                names.push(entry?.file_name().to_string_lossy().into_owned());
+            }
+            return Ok(names);
+        }
         for entry in root.read_dir(rel)? {
             names.push(entry?.file_name().to_string_lossy().into_owned());
         }
@@ -410,6 +432,44 @@ impl Platform for SimulatedHost {
     fn gpu_cache(&self) -> &GpuCache {
         &self.gpu_cache
     }
+}
+
+/// Whether a folder tree holds a symbolic link (not followed).
+fn has_symlink(dir: &Path) -> bool {
+    let Ok(rd) = fs::read_dir(dir) else {
+        return false;
+    };
+    for entry in rd.flatten() {
+        match entry.file_type() {
+            Ok(t) if t.is_symlink() => return true,
+            Ok(t) if t.is_dir() && has_symlink(&entry.path()) => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
+fn kind_of(is_file: bool, is_dir: bool, os: OsFamily, exec: impl FnOnce() -> bool) -> FileKind {
+    if is_file {
+        FileKind::File {
+            executable: os != OsFamily::Win32 && exec(),
+        }
+    } else if is_dir {
+        FileKind::Dir
+    } else {
+        FileKind::Other
+    }
+}
+
+#[cfg(unix)]
+fn std_exec_bit(m: &fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    m.permissions().mode() & 0o111 != 0
+}
+
+#[cfg(not(unix))]
+fn std_exec_bit(_m: &fs::Metadata) -> bool {
+    true
 }
 
 #[cfg(unix)]
