@@ -546,3 +546,16 @@ fn cli_json_output_in_manifest_order() {
         2
     );
 }
+
+#[test]
+fn machine_status_reports_os_and_gpu_class() {
+    use wasmgate::cli::availability::machine_status;
+    let host = Host::new(OsFamily::Darwin, "arch: arm64\n").load();
+    let s = machine_status(&host);
+    assert_eq!(
+        (s.os.as_str(), s.gpu_class.as_str()),
+        ("darwin", "apple_silicon")
+    );
+    let host = Host::new(OsFamily::Win32, "gpu: nvidia\n").load();
+    assert_eq!(machine_status(&host).gpu_class, "nvidia");
+}

@@ -31,6 +31,17 @@ fn pe_fixed_file_version_of_a_real_launcher() {
 }
 
 #[test]
+fn pe32_launcher_and_comma_separated_string_versions() {
+    let pe32 = pe32_with_version().expect("pip's t32.exe (a PE32 launcher)");
+    assert_eq!(pe_on_real_machine(&pe32).as_deref(), Some("1.1.0.14"));
+    // Old resource scripts write "3, 4, 5, 6"; the fixed info is 0.0.0.0 here.
+    let mut pe = pe_with_version();
+    set_fixed_version(&mut pe, [0, 0, 0, 0]);
+    set_string_value(&mut pe, "FileVersion", "3, 4, 5");
+    assert_eq!(pe_on_real_machine(&pe).as_deref(), Some("3.4.5"));
+}
+
+#[test]
 fn pe_zero_or_unsigned_fixed_info_falls_back_to_the_string_table() {
     let mut pe = pe_with_version();
     set_string_value(&mut pe, "FileVersion", "7.7.7.77");

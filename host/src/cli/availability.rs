@@ -202,3 +202,55 @@ pub fn run_availability(plugin_path: &Path, host_dir: Option<&Path>, json: bool)
         &mut stderr,
     )
 }
+
+/// The machine facts `wasmgate status` prints: the OS family evaluated and
+/// `gpu_class()` (`spec/declarations.md` §5).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MachineStatus {
+    /// `win32`, `darwin` or `linux`.
+    pub os: String,
+    /// `nvidia`, `amd`, `intel`, `apple_silicon`, `none` or `unknown`.
+    pub gpu_class: String,
+}
+
+/// The facts of `platform` (the GPU class from its cache).
+pub fn machine_status(platform: &dyn Platform) -> MachineStatus {
+    MachineStatus {
+        os: platform.os_family().as_str().to_string(),
+        gpu_class: crate::platform::gpu_class(platform).as_str().to_string(),
+    }
+}
+
+/// Runs the machine part of `wasmgate status [--host DIR] [--json]`: prints
+/// `os` and `gpu_class` of this machine (the process-wide platform, so its
+/// GPU cache is shared) or of a simulated host, as JSON
+/// (`{"os": …, "gpu_class": …}`) or as `key: value` lines. Exit 0; 1 for a
+/// bad host folder; 2 for a missing one.
+pub fn run_status(host_dir: Option<&Path>, json: bool) -> i32 {
+    let mut err = std::io::stderr();
+    let status = match host_dir {
+        None => machine_status(RealPlatform::shared()),
+        Some(dir) if !dir.is_dir() => {
+            let _ = writeln!(
+                err,
+                "wasmgate status: --host {}: no such folder",
+                dir.display()
+            );
+            return EXIT_USAGE;
+        }
+        Some(dir) => match SimulatedHost::load(dir) {
+            Ok(h) => machine_status(&h),
+            Err(e) => {
+                let _ = writeln!(err, "{e}");
+                return EXIT_INVALID;
+            }
+        },
+    };
+    let text = if json {
+        serde_json::to_string(&status).unwrap_or_default()
+    } else {
+        format!("os: {}\ngpu_class: {}", status.os, status.gpu_class)
+    };
+    let _ = writeln!(std::io::stdout().lock(), "{text}");
+    EXIT_OK
+}

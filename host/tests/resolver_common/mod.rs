@@ -229,6 +229,15 @@ pub fn pe_with_version() -> Vec<u8> {
     );
 }
 
+/// pip's 32-bit launcher `t32.exe` (a PE32 with a version resource), when
+/// the local pip has one.
+pub fn pe32_with_version() -> Option<Vec<u8>> {
+    pip_dirs()
+        .into_iter()
+        .filter_map(|d| fs::read(d.join("_vendor/distlib/t32.exe")).ok())
+        .find(|b| contains(b, &utf16("VS_VERSION_INFO")))
+}
+
 /// A real PE without a version resource (setuptools' `cli-64.exe`), or
 /// `$WASMGATE_PE_WITHOUT_VERSION`.
 pub fn pe_without_version() -> Vec<u8> {
