@@ -318,16 +318,26 @@ impl SimulatedHost {
         self.calls.fetch_add(1, Ordering::Relaxed);
     }
 
-    fn open_std(&self, path: &str) -> io::Result<cap_std::fs::File> {
+    /// Opens a regular file in `root/` (plainly when `root/` has no links,
+    /// else through cap-std).
+    fn open_regular(&self, path: &str) -> io::Result<Box<dyn ReadSeek>> {
         let (root, rel) = self.resolve(path).ok_or_else(not_found)?;
-        let f = root.open(rel)?;
-        if !f.metadata()?.is_file() {
+        let (file, is_file): (Box<dyn ReadSeek>, bool) = if self.no_links {
+            let f = fs::File::open(self.root_path.join(&rel))?;
+            let is_file = f.metadata()?.is_file();
+            (Box::new(f), is_file)
+        } else {
+            let f = root.open(rel)?;
+            let is_file = f.metadata()?.is_file();
+            (Box::new(f), is_file)
+        };
+        if !is_file {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 "not a regular file",
             ));
         }
-        Ok(f)
+        Ok(file)
     }
 }
 
@@ -380,13 +390,13 @@ impl Platform for SimulatedHost {
 
     fn read_file(&self, path: &str, max_bytes: u64) -> Result<Vec<u8>, ReadError> {
         self.count();
-        let f = self.open_std(path).map_err(ReadError::Io)?;
+        let f = self.open_regular(path).map_err(ReadError::Io)?;
         read_bounded(f, max_bytes)
     }
 
     fn open_file(&self, path: &str) -> io::Result<Box<dyn ReadSeek>> {
         self.count();
-        Ok(Box::new(self.open_std(path)?))
+        self.open_regular(path)
     }
 
     fn list_dir(&self, path: &str) -> io::Result<Vec<String>> {
