@@ -449,3 +449,16 @@ fn file_system_calls_are_counted() {
     locate(&app, &host);
     assert_eq!(host.fs_calls() - before, 2);
 }
+
+#[test]
+fn win32_case_folding_sees_files_added_after_load() {
+    let h = Host::new(OsFamily::Win32, "");
+    h.plain("C:/Tools/Old.exe");
+    let host = h.load();
+    let app = exe_app(OsFamily::Win32, vec![path("C:\\tools\\NEW.EXE")]);
+    assert!(!locate(&app, &host).found());
+    h.plain("C:/Tools/new.exe");
+    assert!(locate(&app, &host).found());
+    let old = exe_app(OsFamily::Win32, vec![path("c:\\TOOLS\\old.EXE")]);
+    assert!(locate(&old, &host).found());
+}

@@ -16,12 +16,14 @@ use super::{
 use crate::declaration::OsFamily;
 use cap_std::fs::Dir;
 use serde::Deserialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::fs;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
 
 /// A `host.yaml` or `root/` that cannot be used; the text names the file
 /// and the field.
@@ -86,6 +88,9 @@ struct AdapterYaml {
     matching_device_id: Option<String>,
 }
 
+/// A folder's entry names and its modification time when listed.
+type Listing = (SystemTime, Arc<Vec<String>>);
+
 /// A simulated machine loaded from a folder (`spec/simulated-host.md`).
 pub struct SimulatedHost {
     os: OsFamily,
@@ -103,6 +108,9 @@ pub struct SimulatedHost {
     /// use plain path lookups (nothing can lead out of `root/`); otherwise
     /// every lookup goes through cap-std.
     no_links: bool,
+    /// win32 case folding: folder listings by folder, with the folder's
+    /// modification time when listed.
+    listings: Mutex<HashMap<PathBuf, Listing>>,
     calls: AtomicU64,
     gpu_cache: GpuCache,
 }
@@ -240,6 +248,7 @@ impl SimulatedHost {
             display_adapters,
             root,
             no_links,
+            listings: Mutex::new(HashMap::new()),
             root_path,
             calls: AtomicU64::new(0),
             gpu_cache: GpuCache::new(),
@@ -303,15 +312,52 @@ impl SimulatedHost {
             } else {
                 found.clone()
             };
-            let name = root
-                .read_dir(&dir)
-                .ok()?
-                .filter_map(Result::ok)
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .find(|n| n.eq_ignore_ascii_case(&comp))?;
+            let names = self.folded_listing(root, &dir)?;
+            let name = names
+                .iter()
+                .find(|n| n.eq_ignore_ascii_case(&comp))?
+                .clone();
             found = found.join(name);
         }
         Some((root, found))
+    }
+
+    /// The entry names of a folder of `root/` for case folding, kept while
+    /// the folder's modification time is unchanged (adding, removing or
+    /// renaming an entry changes it) once that time is a few seconds old.
+    fn folded_listing(&self, root: &Dir, dir: &Path) -> Option<Arc<Vec<String>>> {
+        let full = self.root_path.join(dir);
+        let mtime = fs::metadata(&full).and_then(|m| m.modified()).ok()?;
+        let mut cache = self.listings.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((t, names)) = cache.get(dir)
+            && *t == mtime
+        {
+            return Some(names.clone());
+        }
+        let names: Vec<String> = if self.no_links {
+            fs::read_dir(&full)
+                .ok()?
+                .filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        } else {
+            root.read_dir(dir)
+                .ok()?
+                .filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        };
+        let names = Arc::new(names);
+        // File times are coarse (a clock tick): a folder changed within the
+        // last seconds could change again without a new time, so its listing
+        // is not kept.
+        let settled = SystemTime::now()
+            .duration_since(mtime)
+            .is_ok_and(|age| age > std::time::Duration::from_secs(2));
+        if settled {
+            cache.insert(dir.to_path_buf(), (mtime, names.clone()));
+        }
+        Some(names)
     }
 
     fn count(&self) {
