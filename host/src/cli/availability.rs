@@ -142,3 +142,115 @@ pub fn run_availability_for(
     let _ = out.write_all(render(&results, json).as_bytes());
     EXIT_OK
 }
+
+/// Runs `wasmgate availability PATH [--host DIR] [--json]` for a
+/// `plugin.yaml` (`.yaml`/`.yml`) or Hermes `plugin.json` (`.json`): loads
+/// it with the manifest loader, then evaluates each server in manifest order
+/// on the simulated host in `host_dir`, or on this machine. A server without
+/// `app:`/`requires:` is evaluated as a declaration with no requirements.
+/// Prints to stdout/stderr; returns the exit code (0 evaluated, 1 invalid
+/// input, 2 usage).
+pub fn run_availability(plugin_path: &Path, host_dir: Option<&Path>, json: bool) -> i32 {
+    let mut stderr = std::io::stderr();
+    if !plugin_path.is_file() {
+        let _ = writeln!(
+            stderr,
+            "wasmgate availability: {}: no such file",
+            plugin_path.display()
+        );
+        return EXIT_USAGE;
+    }
+    let ext = plugin_path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    let res = match ext.as_deref() {
+        Some("yaml" | "yml") => crate::manifest::load_plugin_yaml(plugin_path),
+        Some("json") => crate::manifest::load_plugin_json(plugin_path),
+        _ => {
+            let _ = writeln!(
+                stderr,
+                "wasmgate availability: {}: expected a plugin.yaml (.yaml/.yml) or plugin.json (.json) file",
+                plugin_path.display()
+            );
+            return EXIT_USAGE;
+        }
+    };
+    let mut errors: Vec<String> = res.errors.iter().map(ToString::to_string).collect();
+    if res.manifest.is_none() && errors.is_empty() {
+        errors.push(format!("{}: not a usable manifest", plugin_path.display()));
+    }
+    let servers: Vec<(String, Declaration)> = res
+        .manifest
+        .iter()
+        .flat_map(|m| &m.servers)
+        .map(|s| {
+            let decl = s.declaration.clone().unwrap_or_else(|| Declaration {
+                name: s.name.clone(),
+                app: None,
+                requires: Default::default(),
+            });
+            (s.name.clone(), decl)
+        })
+        .collect();
+    run_availability_for(
+        &servers,
+        &errors,
+        host_dir,
+        json,
+        &mut std::io::stdout().lock(),
+        &mut stderr,
+    )
+}
+
+/// The machine facts `wasmgate status` prints: the OS family evaluated and
+/// `gpu_class()` (`spec/declarations.md` §5).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MachineStatus {
+    /// `win32`, `darwin` or `linux`.
+    pub os: String,
+    /// `nvidia`, `amd`, `intel`, `apple_silicon`, `none` or `unknown`.
+    pub gpu_class: String,
+}
+
+/// The facts of `platform` (the GPU class from its cache).
+pub fn machine_status(platform: &dyn Platform) -> MachineStatus {
+    MachineStatus {
+        os: platform.os_family().as_str().to_string(),
+        gpu_class: crate::platform::gpu_class(platform).as_str().to_string(),
+    }
+}
+
+/// Runs the machine part of `wasmgate status [--host DIR] [--json]`: prints
+/// `os` and `gpu_class` of this machine (the process-wide platform, so its
+/// GPU cache is shared) or of a simulated host, as JSON
+/// (`{"os": …, "gpu_class": …}`) or as `key: value` lines. Exit 0; 1 for a
+/// bad host folder; 2 for a missing one.
+pub fn run_status(host_dir: Option<&Path>, json: bool) -> i32 {
+    let mut err = std::io::stderr();
+    let status = match host_dir {
+        None => machine_status(RealPlatform::shared()),
+        Some(dir) if !dir.is_dir() => {
+            let _ = writeln!(
+                err,
+                "wasmgate status: --host {}: no such folder",
+                dir.display()
+            );
+            return EXIT_USAGE;
+        }
+        Some(dir) => match SimulatedHost::load(dir) {
+            Ok(h) => machine_status(&h),
+            Err(e) => {
+                let _ = writeln!(err, "{e}");
+                return EXIT_INVALID;
+            }
+        },
+    };
+    let text = if json {
+        serde_json::to_string(&status).unwrap_or_default()
+    } else {
+        format!("os: {}\ngpu_class: {}", status.os, status.gpu_class)
+    };
+    let _ = writeln!(std::io::stdout().lock(), "{text}");
+    EXIT_OK
+}

@@ -112,7 +112,10 @@ fn read_gpu_class(platform: &dyn Platform) -> GpuClass {
             };
             let mut ids = Vec::new();
             for a in adapters {
-                let dev = a.matching_device_id.unwrap_or_default().to_ascii_uppercase();
+                let dev = a
+                    .matching_device_id
+                    .unwrap_or_default()
+                    .to_ascii_uppercase();
                 if let Some(at) = dev.find("VEN_") {
                     ids.push(dev[at + 4..].chars().take(4).collect::<String>());
                 } else if !a.key.is_empty() && a.key.bytes().all(|b| b.is_ascii_digit()) {
@@ -196,8 +199,14 @@ mod tests {
 
     #[test]
     fn classification_follows_vendor_priority() {
-        assert_eq!(classify_vendor_ids(&ids(&["0x8086", "0x10de"])), GpuClass::Nvidia);
-        assert_eq!(classify_vendor_ids(&ids(&["0x8086", "0x1002"])), GpuClass::Amd);
+        assert_eq!(
+            classify_vendor_ids(&ids(&["0x8086", "0x10de"])),
+            GpuClass::Nvidia
+        );
+        assert_eq!(
+            classify_vendor_ids(&ids(&["0x8086", "0x1002"])),
+            GpuClass::Amd
+        );
         assert_eq!(classify_vendor_ids(&ids(&["0x1af4"])), GpuClass::None);
         assert_eq!(classify_vendor_ids(&ids(&[])), GpuClass::None);
         assert_eq!(classify_vendor_ids(&ids(&[""])), GpuClass::Unknown);

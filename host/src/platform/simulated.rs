@@ -4,7 +4,10 @@
 //!
 //! `root/` is opened with cap-std, so every file-system look stays inside it:
 //! a symbolic link that leaves `root/` (an absolute target, or `..` past the
-//! top) reads as "does not exist".
+//! top) reads as "does not exist". When `root/` holds no symbolic link at load
+//! time, metadata and listings use plain path lookups (nothing can lead out),
+//! which is several times faster; links added to `root/` after loading are
+//! not looked for — load the host again after changing its links.
 
 use super::{
     DisplayAdapter, FileKind, GpuCache, GpuClass, Hive, Platform, ReadError, ReadSeek,
@@ -13,11 +16,14 @@ use super::{
 use crate::declaration::OsFamily;
 use cap_std::fs::Dir;
 use serde::Deserialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
+use std::fs;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
 
 /// A `host.yaml` or `root/` that cannot be used; the text names the file
 /// and the field.
@@ -82,6 +88,9 @@ struct AdapterYaml {
     matching_device_id: Option<String>,
 }
 
+/// A folder's entry names and its modification time when listed.
+type Listing = (SystemTime, Arc<Vec<String>>);
+
 /// A simulated machine loaded from a folder (`spec/simulated-host.md`).
 pub struct SimulatedHost {
     os: OsFamily,
@@ -93,6 +102,15 @@ pub struct SimulatedHost {
     uninstall: Vec<UninstallEntry>,
     display_adapters: Option<Vec<DisplayAdapter>>,
     root: Option<Dir>,
+    /// `root/` as an ambient path, for the quick "does not exist" answer.
+    root_path: PathBuf,
+    /// `root/` held no symbolic link when loaded: metadata and listings then
+    /// use plain path lookups (nothing can lead out of `root/`); otherwise
+    /// every lookup goes through cap-std.
+    no_links: bool,
+    /// win32 case folding: folder listings by folder, with the folder's
+    /// modification time when listed.
+    listings: Mutex<HashMap<PathBuf, Listing>>,
     calls: AtomicU64,
     gpu_cache: GpuCache,
 }
@@ -121,7 +139,8 @@ impl SimulatedHost {
             .map_err(|e| SimulatedHostError(format!("{where_}: cannot read: {e}")))?;
         let y: HostYaml = yaml_serde::from_str(&text)
             .map_err(|e| SimulatedHostError(format!("{where_}: {e}")))?;
-        let err = |field: &str, what: String| SimulatedHostError(format!("{where_}: {field} {what}"));
+        let err =
+            |field: &str, what: String| SimulatedHostError(format!("{where_}: {field} {what}"));
         let os = OsFamily::parse(&y.os).ok_or_else(|| {
             err(
                 "os",
@@ -217,6 +236,7 @@ impl SimulatedHost {
             None
         };
         let env = y.env.unwrap_or_default();
+        let no_links = root.is_some() && !has_symlink(&root_path);
         Ok(SimulatedHost {
             os,
             home: y.home,
@@ -227,44 +247,38 @@ impl SimulatedHost {
             uninstall,
             display_adapters,
             root,
+            no_links,
+            listings: Mutex::new(HashMap::new()),
+            root_path,
             calls: AtomicU64::new(0),
             gpu_cache: GpuCache::new(),
         })
     }
 
     /// Maps a path of the evaluated OS family to a path relative to `root/`
-    /// (`/opt/x` → `opt/x`; win32 `C:\x` → `C/x`). `None` for relative paths
-    /// and paths with a `..` segment.
+    /// (`/opt/x` → `opt/x`; win32 `C:\x` → `C/x`, `/` and `\` both
+    /// separators). `None` for relative paths and paths with a `..` segment.
     fn map(&self, path: &str) -> Option<PathBuf> {
-        let segments: Vec<&str> = match self.os {
+        let (mut rel, rest) = match self.os {
             OsFamily::Win32 => {
                 let b = path.as_bytes();
-                if b.len() < 3 || !b[0].is_ascii_alphabetic() || b[1] != b':' {
+                if b.len() < 3
+                    || !b[0].is_ascii_alphabetic()
+                    || b[1] != b':'
+                    || !matches!(b[2], b'\\' | b'/')
+                {
                     return None;
                 }
-                if b[2] != b'\\' && b[2] != b'/' {
-                    return None;
-                }
-                let drive = &path[..1];
-                let mut v = vec![drive];
-                v.extend(path[3..].split(['\\', '/']));
-                let mut rel = PathBuf::from(drive.to_ascii_uppercase());
-                for s in &v[1..] {
-                    match *s {
-                        "" | "." => {}
-                        ".." => return None,
-                        s => rel.push(s),
-                    }
-                }
-                return Some(rel);
+                (PathBuf::from(path[..1].to_ascii_uppercase()), &path[3..])
             }
-            _ => {
-                let rest = path.strip_prefix('/')?;
-                rest.split('/').collect()
-            }
+            _ => (PathBuf::from("."), path.strip_prefix('/')?),
         };
-        let mut rel = PathBuf::from(".");
-        for s in segments {
+        let seps: &[char] = if self.os == OsFamily::Win32 {
+            &['\\', '/']
+        } else {
+            &['/']
+        };
+        for s in rest.split(seps) {
             match s {
                 "" | "." => {}
                 ".." => return None,
@@ -274,23 +288,110 @@ impl SimulatedHost {
         Some(rel)
     }
 
+    /// Resolves `path` in `root/`. On win32 a path that does not exist as
+    /// written is looked up again without case, segment by segment, as the
+    /// Windows file system would (each listing is a counted call).
+    fn resolve(&self, path: &str) -> Option<(&Dir, PathBuf)> {
+        let root = self.root.as_ref()?;
+        let rel = self.map(path)?;
+        if self.os != OsFamily::Win32 || fs::symlink_metadata(self.root_path.join(&rel)).is_ok() {
+            return Some((root, rel));
+        }
+        let mut found = PathBuf::new();
+        for comp in rel.iter() {
+            let comp = comp.to_string_lossy();
+            let exact = found.join(comp.as_ref());
+            if fs::symlink_metadata(self.root_path.join(&exact)).is_ok() {
+                found = exact;
+                continue;
+            }
+            // The simulator's own case folding: not a call through the
+            // platform, so not counted.
+            let dir = if found.as_os_str().is_empty() {
+                PathBuf::from(".")
+            } else {
+                found.clone()
+            };
+            let names = self.folded_listing(root, &dir)?;
+            let name = names
+                .iter()
+                .find(|n| n.eq_ignore_ascii_case(&comp))?
+                .clone();
+            found = found.join(name);
+        }
+        Some((root, found))
+    }
+
+    /// The entry names of a folder of `root/` for case folding, kept while
+    /// the folder's modification time is unchanged (adding, removing or
+    /// renaming an entry changes it) once that time is a few seconds old.
+    fn folded_listing(&self, root: &Dir, dir: &Path) -> Option<Arc<Vec<String>>> {
+        let full = self.root_path.join(dir);
+        let mtime = fs::metadata(&full).and_then(|m| m.modified()).ok()?;
+        let mut cache = self.listings.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((t, names)) = cache.get(dir)
+            && *t == mtime
+        {
+            return Some(names.clone());
+        }
+        let names: Vec<String> = if self.no_links {
+            fs::read_dir(&full)
+                .ok()?
+                .filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        } else {
+            root.read_dir(dir)
+                .ok()?
+                .filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        };
+        let names = Arc::new(names);
+        // File times are coarse (a clock tick): a folder changed within the
+        // last seconds could change again without a new time, so its listing
+        // is not kept.
+        let settled = SystemTime::now()
+            .duration_since(mtime)
+            .is_ok_and(|age| age > std::time::Duration::from_secs(2));
+        if settled {
+            cache.insert(dir.to_path_buf(), (mtime, names.clone()));
+        }
+        Some(names)
+    }
+
     fn count(&self) {
         self.calls.fetch_add(1, Ordering::Relaxed);
     }
 
-    fn open_std(&self, path: &str) -> io::Result<cap_std::fs::File> {
-        let root = self.root.as_ref().ok_or_else(not_found)?;
-        let rel = self.map(path).ok_or_else(not_found)?;
-        let f = root.open(rel)?;
-        if !f.metadata()?.is_file() {
-            return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a regular file"));
+    /// Opens a regular file in `root/` (plainly when `root/` has no links,
+    /// else through cap-std).
+    fn open_regular(&self, path: &str) -> io::Result<Box<dyn ReadSeek>> {
+        let (root, rel) = self.resolve(path).ok_or_else(not_found)?;
+        let (file, is_file): (Box<dyn ReadSeek>, bool) = if self.no_links {
+            let f = fs::File::open(self.root_path.join(&rel))?;
+            let is_file = f.metadata()?.is_file();
+            (Box::new(f), is_file)
+        } else {
+            let f = root.open(rel)?;
+            let is_file = f.metadata()?.is_file();
+            (Box::new(f), is_file)
+        };
+        if !is_file {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not a regular file",
+            ));
         }
-        Ok(f)
+        Ok(file)
     }
 }
 
 fn not_found() -> io::Error {
-    io::Error::new(io::ErrorKind::NotFound, "no such file in the simulated host")
+    io::Error::new(
+        io::ErrorKind::NotFound,
+        "no such file in the simulated host",
+    )
 }
 
 impl Platform for SimulatedHost {
@@ -318,36 +419,42 @@ impl Platform for SimulatedHost {
 
     fn metadata(&self, path: &str) -> Option<FileKind> {
         self.count();
-        let root = self.root.as_ref()?;
-        let rel = self.map(path)?;
+        let (root, rel) = self.resolve(path)?;
+        // A path that does not exist even when links are followed anywhere
+        // is absent. Without links in root/ the plain answer is the answer;
+        // otherwise an existing path is looked at again through cap-std,
+        // which refuses links leaving root/.
+        let quick = fs::metadata(self.root_path.join(&rel)).ok()?;
+        if self.no_links {
+            return Some(kind_of(quick.is_file(), quick.is_dir(), self.os, || {
+                std_exec_bit(&quick)
+            }));
+        }
         let m = root.metadata(rel).ok()?;
-        Some(if m.is_file() {
-            FileKind::File {
-                executable: self.os != OsFamily::Win32 && exec_bit(&m),
-            }
-        } else if m.is_dir() {
-            FileKind::Dir
-        } else {
-            FileKind::Other
-        })
+        Some(kind_of(m.is_file(), m.is_dir(), self.os, || exec_bit(&m)))
     }
 
     fn read_file(&self, path: &str, max_bytes: u64) -> Result<Vec<u8>, ReadError> {
         self.count();
-        let f = self.open_std(path).map_err(ReadError::Io)?;
+        let f = self.open_regular(path).map_err(ReadError::Io)?;
         read_bounded(f, max_bytes)
     }
 
     fn open_file(&self, path: &str) -> io::Result<Box<dyn ReadSeek>> {
         self.count();
-        Ok(Box::new(self.open_std(path)?))
+        self.open_regular(path)
     }
 
     fn list_dir(&self, path: &str) -> io::Result<Vec<String>> {
         self.count();
-        let root = self.root.as_ref().ok_or_else(not_found)?;
-        let rel = self.map(path).ok_or_else(not_found)?;
+        let (root, rel) = self.resolve(path).ok_or_else(not_found)?;
         let mut names = Vec::new();
+        if self.no_links {
+            for entry in fs::read_dir(self.root_path.join(&rel))? {
+                names.push(entry?.file_name().to_string_lossy().into_owned());
+            }
+            return Ok(names);
+        }
         for entry in root.read_dir(rel)? {
             names.push(entry?.file_name().to_string_lossy().into_owned());
         }
@@ -381,6 +488,44 @@ impl Platform for SimulatedHost {
     fn gpu_cache(&self) -> &GpuCache {
         &self.gpu_cache
     }
+}
+
+/// Whether a folder tree holds a symbolic link (not followed).
+fn has_symlink(dir: &Path) -> bool {
+    let Ok(rd) = fs::read_dir(dir) else {
+        return false;
+    };
+    for entry in rd.flatten() {
+        match entry.file_type() {
+            Ok(t) if t.is_symlink() => return true,
+            Ok(t) if t.is_dir() && has_symlink(&entry.path()) => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
+fn kind_of(is_file: bool, is_dir: bool, os: OsFamily, exec: impl FnOnce() -> bool) -> FileKind {
+    if is_file {
+        FileKind::File {
+            executable: os != OsFamily::Win32 && exec(),
+        }
+    } else if is_dir {
+        FileKind::Dir
+    } else {
+        FileKind::Other
+    }
+}
+
+#[cfg(unix)]
+fn std_exec_bit(m: &fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    m.permissions().mode() & 0o111 != 0
+}
+
+#[cfg(not(unix))]
+fn std_exec_bit(_m: &fs::Metadata) -> bool {
+    true
 }
 
 #[cfg(unix)]

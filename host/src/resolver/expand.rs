@@ -94,30 +94,31 @@ pub fn expand(input: &str, platform: &dyn Platform) -> Expanded {
             i = end;
             continue;
         }
-        if b == b'%' && os == OsFamily::Win32 {
-            if let Some(close) = rest[i + 1..].find('%') {
-                let name = &rest[i + 1..i + 1 + close];
-                let end = i + 1 + close + 1;
-                if name.is_empty() {
-                    out.push_str(&rest[lit_start..i]);
-                    out.push('%');
-                    lit_start = end;
-                    i = end;
-                    continue;
-                }
-                if name.chars().all(is_win_name_char) {
-                    out.push_str(&rest[lit_start..i]);
-                    match platform.env_var(name) {
-                        Some(v) => out.push_str(&v),
-                        None => {
-                            complete = false;
-                            out.push_str(&rest[i..end]);
-                        }
+        if b == b'%'
+            && os == OsFamily::Win32
+            && let Some(close) = rest[i + 1..].find('%')
+        {
+            let name = &rest[i + 1..i + 1 + close];
+            let end = i + 1 + close + 1;
+            if name.is_empty() {
+                out.push_str(&rest[lit_start..i]);
+                out.push('%');
+                lit_start = end;
+                i = end;
+                continue;
+            }
+            if name.chars().all(is_win_name_char) {
+                out.push_str(&rest[lit_start..i]);
+                match platform.env_var(name) {
+                    Some(v) => out.push_str(&v),
+                    None => {
+                        complete = false;
+                        out.push_str(&rest[i..end]);
                     }
-                    lit_start = end;
-                    i = end;
-                    continue;
                 }
+                lit_start = end;
+                i = end;
+                continue;
             }
         }
         i += 1;
@@ -139,7 +140,10 @@ pub fn is_absolute(path: &str, os: OsFamily) -> bool {
     }
     match os {
         OsFamily::Win32 => {
-            b.len() >= 3 && b[0].is_ascii_alphabetic() && b[1] == b':' && matches!(b[2], b'\\' | b'/')
+            b.len() >= 3
+                && b[0].is_ascii_alphabetic()
+                && b[1] == b':'
+                && matches!(b[2], b'\\' | b'/')
         }
         _ => b.first() == Some(&b'/'),
     }

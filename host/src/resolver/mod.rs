@@ -264,7 +264,10 @@ fn order_matches(a: &Match, b: &Match) -> Ordering {
             return ord;
         }
     }
-    a.path.cmp(&b.path)
+    // Ties by name: the matched folder names, then the whole path.
+    a.captures
+        .cmp(&b.captures)
+        .then_with(|| a.path.cmp(&b.path))
 }
 
 /// Matches one path segment with `*`s against a name; returns the text each
@@ -310,7 +313,10 @@ fn locate_command(name: &str, p: &dyn Platform) -> Candidate {
             .filter(|e| !e.is_empty())
             .collect();
         let lower = name.to_ascii_lowercase();
-        if exts.iter().any(|e| lower.ends_with(&e.to_ascii_lowercase())) {
+        if exts
+            .iter()
+            .any(|e| lower.ends_with(&e.to_ascii_lowercase()))
+        {
             vec![name.to_string()]
         } else {
             exts.iter().map(|e| format!("{name}{e}")).collect()

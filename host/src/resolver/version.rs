@@ -90,7 +90,11 @@ pub fn read_version(app: &AppDef, copy: &Candidate, platform: &dyn Platform) -> 
 /// `<bundle>/Contents/Info.plist` (XML or binary). Numbers are written out;
 /// empty strings and zero count as absent.
 pub fn plist_version(bundle: &str, platform: &dyn Platform) -> Option<String> {
-    let sep = if bundle.ends_with('/') || bundle.ends_with('\\') { "" } else { "/" };
+    let sep = if bundle.ends_with('/') || bundle.ends_with('\\') {
+        ""
+    } else {
+        "/"
+    };
     let path = format!("{bundle}{sep}Contents/Info.plist");
     let bytes = platform.read_file(&path, PLIST_LIMIT).ok()?;
     let value = plist::Value::from_reader(std::io::Cursor::new(bytes)).ok()?;
@@ -132,7 +136,10 @@ mod tests {
 
     #[test]
     fn long_digit_runs_are_unreadable() {
-        assert_eq!(version_key("1.123456789012345678"), Some(vec![1, 123456789012345678]));
+        assert_eq!(
+            version_key("1.123456789012345678"),
+            Some(vec![1, 123456789012345678])
+        );
         assert_eq!(version_key("1.1234567890123456789"), None);
         assert!(!version_at_least("99999999999999999999", "1"));
     }

@@ -27,7 +27,9 @@ pub(super) fn uninstall_entries() -> Vec<UninstallEntry> {
             continue;
         };
         for name in root.enum_keys().flatten() {
-            let sub = root.open_subkey_with_flags(&name, KEY_READ | view_flag).ok();
+            let sub = root
+                .open_subkey_with_flags(&name, KEY_READ | view_flag)
+                .ok();
             let get = |v: &str| -> Option<String> { sub.as_ref()?.get_value::<String, _>(v).ok() };
             out.push(UninstallEntry {
                 hive,
