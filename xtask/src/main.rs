@@ -46,7 +46,13 @@ const EXAMPLE_PLUGINS: &[ExamplePlugin] = &[
 
 /// Hostile test components (`tests/hostile-plugins/<name>`, package
 /// `hostile-<name>`).
-const HOSTILE_PLUGINS: &[&str] = &["infinite-loop", "memory-bomb", "trap", "other-version"];
+const HOSTILE_PLUGINS: &[&str] = &[
+    "infinite-loop",
+    "memory-bomb",
+    "trap",
+    "other-version",
+    "probe",
+];
 
 enum Cmd {
     Plugins,
