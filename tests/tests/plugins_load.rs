@@ -65,7 +65,7 @@ fn by_name<'a>(plugins: &'a [LoadedPlugin], name: &str) -> &'a LoadedPlugin {
 #[test]
 fn the_three_example_plugins_load_with_their_manifests() {
     let dir = plugins_dir();
-    let (plugins, errors) = split(host().load_dirs(&[dir.clone()]));
+    let (plugins, errors) = split(host().load_dirs(std::slice::from_ref(&dir)));
     assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(plugins.len(), 3);
 
@@ -199,7 +199,7 @@ fn a_core_module_is_not_a_component() {
 #[test]
 fn a_missing_plugin_folder_is_reported() {
     let missing = std::env::temp_dir().join("wasmgate-no-such-plugin-folder");
-    let results = host().load_dirs(&[missing.clone()]);
+    let results = host().load_dirs(std::slice::from_ref(&missing));
     assert_eq!(results.len(), 1);
     let e = results.into_iter().next().unwrap().unwrap_err();
     assert_eq!(e.file, missing);
