@@ -68,6 +68,55 @@ fn a_panic_in_manifest_is_a_trap() {
         "{text}"
     );
     assert!(text.contains("manifest() trapped"), "{text}");
+    // The panic message the guest printed is part of the reason.
+    assert!(
+        text.contains("this plugin always panics in manifest()"),
+        "{text}"
+    );
+}
+
+#[test]
+fn deep_recursion_overflows_the_guest_stack() {
+    let (reason, text) = load_err("deep-recursion");
+    assert_eq!(
+        reason,
+        LoadFailure::Call {
+            call: GuestCall::Manifest,
+            failure: CallFailure::StackOverflow
+        },
+        "{text}"
+    );
+    assert!(text.contains("overflowed its stack"), "{text}");
+}
+
+#[test]
+fn a_50_mib_manifest_is_refused_by_size() {
+    let (reason, text) = load_err("huge-manifest");
+    assert_eq!(
+        reason,
+        LoadFailure::Call {
+            call: GuestCall::Manifest,
+            failure: CallFailure::HostcallData {
+                limit_bytes: 4 << 20
+            }
+        },
+        "{text}"
+    );
+    assert!(text.contains("host-call data limit"), "{text}");
+}
+
+#[test]
+fn a_plugin_printing_100_mib_still_loads() {
+    // The default 1 s deadline covers this on an idle machine; the test
+    // allows more so a loaded CI machine does not turn it into a timeout.
+    let host = PluginHost::new(HostConfig {
+        manifest_deadline: std::time::Duration::from_secs(20),
+        ..HostConfig::default()
+    })
+    .unwrap();
+    let file = hostile_plugin("chatty");
+    let plugin = host.load_file(&file, file.parent().unwrap()).unwrap();
+    assert_eq!(plugin.name, "chatty");
 }
 
 #[test]

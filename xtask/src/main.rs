@@ -52,6 +52,9 @@ const HOSTILE_PLUGINS: &[&str] = &[
     "trap",
     "other-version",
     "probe",
+    "deep-recursion",
+    "chatty",
+    "huge-manifest",
 ];
 
 enum Cmd {

@@ -70,8 +70,9 @@ pub struct HostConfig {
     /// Largest linear memory (and table) a store may grow to, in bytes.
     /// Default 64 MiB.
     pub memory_limit: usize,
-    /// Most bytes a guest may pass to the host in one import call
-    /// (`Store::set_hostcall_fuel`). Default 1 MiB.
+    /// Most bytes a guest may pass to the host in one call across the
+    /// boundary: an import's arguments, or an export's results such as the
+    /// whole manifest (`Store::set_hostcall_fuel`). Default 4 MiB.
     pub hostcall_bytes: usize,
     /// Guest stdout and stderr kept per call, per stream, in bytes; the rest
     /// is counted and dropped. Default 64 KiB.
@@ -95,7 +96,7 @@ impl Default for HostConfig {
             manifest_deadline: Duration::from_secs(1),
             probe_deadline: Duration::from_millis(200),
             memory_limit: 64 << 20,
-            hostcall_bytes: 1 << 20,
+            hostcall_bytes: 4 << 20,
             output_bytes: 64 << 10,
             probe_read_bytes: 1 << 20,
             probe_list_entries: 4096,
@@ -163,6 +164,12 @@ pub enum CallFailure {
     },
     /// The guest's wasm stack was exhausted (deep recursion).
     StackOverflow,
+    /// The guest passed more data across the boundary in one call than
+    /// [`HostConfig::hostcall_bytes`] allows.
+    HostcallData {
+        /// The cap, in bytes.
+        limit_bytes: usize,
+    },
     /// Any other trap (a panic in the guest, `unreachable`, …).
     Trap(String),
 }
@@ -249,6 +256,11 @@ impl fmt::Display for LoadFailure {
                     limit_bytes >> 20
                 ),
                 CallFailure::StackOverflow => write!(f, "{call} overflowed its stack"),
+                CallFailure::HostcallData { limit_bytes } => write!(
+                    f,
+                    "{call} hit the host-call data limit: passed more than {limit_bytes} bytes \
+                     to the host in one call"
+                ),
                 CallFailure::Trap(t) => write!(f, "{call} trapped: {t}"),
             },
             LoadFailure::Manifest(e) => write!(f, "unusable manifest: {e}"),
@@ -654,6 +666,9 @@ impl PluginHost {
             .instantiate(&mut store)
             .and_then(|instance| f(&instance, &mut store));
         let state = store.data();
+        // A panicking Rust guest prints its message to stderr just before
+        // it traps: keep the last line for the failure reason.
+        let last_stderr = state.stderr.last_line(300);
         state.stdout.flush_to_log(plugin, "stdout");
         state.stderr.flush_to_log(plugin, "stderr");
         result.map_err(|e| {
@@ -667,7 +682,23 @@ impl PluginHost {
                     deadline_ms: deadline.as_millis() as u64,
                 },
                 Some(Trap::StackOverflow) => CallFailure::StackOverflow,
-                _ => CallFailure::Trap(format!("{e:#}")),
+                trap => {
+                    let text = match trap {
+                        Some(t) => t.to_string(),
+                        None => e.root_cause().to_string(),
+                    };
+                    // wasmtime 48 reports spent hostcall fuel as a plain
+                    // error with this text (no typed error to match).
+                    if text.contains("fuel allocated for hostcalls has been exhausted") {
+                        return CallFailure::HostcallData {
+                            limit_bytes: cfg.hostcall_bytes,
+                        };
+                    }
+                    CallFailure::Trap(match last_stderr {
+                        Some(line) => format!("{text} (guest stderr: {line})"),
+                        None => text,
+                    })
+                }
             }
         })
     }
