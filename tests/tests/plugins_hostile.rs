@@ -120,6 +120,17 @@ fn a_plugin_printing_100_mib_still_loads() {
 }
 
 #[test]
+fn an_import_outside_the_world_is_refused_naming_it() {
+    let (reason, text) = load_err("extra-import");
+    assert_eq!(
+        reason,
+        LoadFailure::UnsupportedImport("evil:net/sock".into()),
+        "{text}"
+    );
+    assert!(text.contains("imports `evil:net/sock`"), "{text}");
+}
+
+#[test]
 fn another_contract_version_is_refused_naming_both() {
     let (reason, text) = load_err("other-version");
     assert_eq!(

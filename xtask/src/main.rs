@@ -55,6 +55,7 @@ const HOSTILE_PLUGINS: &[&str] = &[
     "deep-recursion",
     "chatty",
     "huge-manifest",
+    "extra-import",
 ];
 
 enum Cmd {
