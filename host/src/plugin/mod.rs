@@ -20,11 +20,13 @@
 //! and stderr are captured (bounded) and logged with the plugin's name.
 //! The `host` import reads files only inside the grant of a probe call.
 
+mod cache;
 mod convert;
 mod engine;
 mod grant;
 mod output;
 
+pub use cache::CacheOutcome;
 pub use grant::ProbeGrant;
 
 use crate::declaration::OsFamily;
@@ -86,6 +88,9 @@ pub struct HostConfig {
     pub max_component_bytes: u64,
     /// Largest manifest accepted (sum of its strings), in bytes. Default 4 MiB.
     pub max_manifest_bytes: usize,
+    /// Folder of the compile cache (`cache.rs`); `None` compiles every
+    /// time. Default `None`.
+    pub cache_dir: Option<PathBuf>,
 }
 
 impl Default for HostConfig {
@@ -102,6 +107,7 @@ impl Default for HostConfig {
             probe_list_entries: 4096,
             max_component_bytes: 64 << 20,
             max_manifest_bytes: 4 << 20,
+            cache_dir: None,
         }
     }
 }
@@ -118,6 +124,8 @@ pub struct LoadedPlugin {
     /// The manifest as the mapping a `plugin.yaml` holds (see
     /// `convert.rs` for the shape); validate it with `crate::manifest`.
     pub manifest: yaml_serde::Value,
+    /// Whether the compiled component came from the compile cache.
+    pub cache: CacheOutcome,
     pre: Arc<bindings::PluginPre<StoreState>>,
 }
 
@@ -533,7 +541,7 @@ impl PluginHost {
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let pre = self.prepare(&bytes).map_err(fail)?;
+        let (pre, cache) = self.prepare(&bytes).map_err(fail)?;
         let manifest = self
             .call(&pre, &stem, None, GuestCall::Manifest, |p, store| {
                 p.call_manifest(store)
@@ -561,6 +569,7 @@ impl PluginHost {
             file: file.to_path_buf(),
             dir: plugin_dir.to_path_buf(),
             manifest: value,
+            cache,
             pre: Arc::new(pre),
         })
     }
@@ -589,21 +598,26 @@ impl PluginHost {
 
     /// Checks the file's shape and imports, compiles it, and links it into
     /// an `InstancePre`.
-    fn prepare(&self, bytes: &[u8]) -> Result<bindings::PluginPre<StoreState>, LoadFailure> {
+    fn prepare(
+        &self,
+        bytes: &[u8],
+    ) -> Result<(bindings::PluginPre<StoreState>, CacheOutcome), LoadFailure> {
         match wasm_layer(bytes) {
             WasmKind::Empty => return Err(LoadFailure::Empty),
             WasmKind::NotWasm => return Err(LoadFailure::NotWasm),
             WasmKind::Core => return Err(LoadFailure::CoreModule),
             WasmKind::Component => {}
         }
-        let component = Component::new(&self.engine, bytes)
-            .map_err(|e| LoadFailure::Invalid(format!("{e:#}")))?;
+        let (component, cache) =
+            cache::compile(&self.engine, bytes, self.config.cache_dir.as_deref())
+                .map_err(|e| LoadFailure::Invalid(format!("{e:#}")))?;
         check_imports(&self.engine, &component)?;
         let pre = self
             .linker
             .instantiate_pre(&component)
             .map_err(|e| LoadFailure::Link(format!("{e:#}")))?;
-        bindings::PluginPre::new(pre).map_err(|e| LoadFailure::Link(format!("{e:#}")))
+        let pre = bindings::PluginPre::new(pre).map_err(|e| LoadFailure::Link(format!("{e:#}")))?;
+        Ok((pre, cache))
     }
 
     /// Runs one guest call in a fresh store with every limit set, flushes
