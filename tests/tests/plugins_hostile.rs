@@ -236,6 +236,27 @@ fn a_probe_is_bounded_in_bytes_and_entries() {
 }
 
 #[test]
+fn a_probe_listing_100_000_entries_stops_at_the_cap() {
+    let tmp = tempfile::tempdir().unwrap();
+    let app = install_folder(tmp.path());
+    for i in 5000..100_000 {
+        std::fs::File::create(app.join("many").join(i.to_string())).unwrap();
+    }
+    let host = host();
+    let plugin = probe_plugin(&host);
+    let r = host.probe_version(
+        &plugin,
+        "list-huge",
+        OsFamily::Linux,
+        ProbeGrant::open(&app).unwrap(),
+    );
+    match r {
+        Err(ProbeFailure::Probe(e)) => assert!(e.contains("more than 4096 entries"), "{e}"),
+        other => panic!("expected too-large, got {other:?}"),
+    }
+}
+
+#[test]
 fn nothing_is_granted_outside_a_probe() {
     let host = host();
     let plugin = probe_plugin(&host);
