@@ -2,7 +2,9 @@
 //! built by the SDK, and clear errors for files that are not plugins.
 
 use std::path::{Path, PathBuf};
-use wasmgate::plugin::{HostConfig, LoadFailure, LoadedPlugin, PluginHost, PluginLoadError};
+use wasmgate::plugin::{
+    CacheOutcome, HostConfig, LoadFailure, LoadedPlugin, PluginHost, PluginLoadError,
+};
 use wasmgate_conformance::plugins_dir;
 use yaml_serde::Value;
 
@@ -65,7 +67,7 @@ fn by_name<'a>(plugins: &'a [LoadedPlugin], name: &str) -> &'a LoadedPlugin {
 #[test]
 fn the_three_example_plugins_load_with_their_manifests() {
     let dir = plugins_dir();
-    let (plugins, errors) = split(host().load_dirs(&[dir.clone()]));
+    let (plugins, errors) = split(host().load_dirs(std::slice::from_ref(&dir)));
     assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(plugins.len(), 3);
 
@@ -199,9 +201,41 @@ fn a_core_module_is_not_a_component() {
 #[test]
 fn a_missing_plugin_folder_is_reported() {
     let missing = std::env::temp_dir().join("wasmgate-no-such-plugin-folder");
-    let results = host().load_dirs(&[missing.clone()]);
+    let results = host().load_dirs(std::slice::from_ref(&missing));
     assert_eq!(results.len(), 1);
     let e = results.into_iter().next().unwrap().unwrap_err();
     assert_eq!(e.file, missing);
     assert!(matches!(e.reason, LoadFailure::Io(_)));
+}
+
+#[test]
+fn the_compile_cache_is_used_and_a_corrupted_entry_is_recompiled() {
+    let cache = tempfile::tempdir().unwrap();
+    let host = PluginHost::new(HostConfig {
+        cache_dir: Some(cache.path().to_path_buf()),
+        ..HostConfig::default()
+    })
+    .unwrap();
+    let file = plugins_dir().join("git").join("git.wasm");
+    let dir = file.parent().unwrap();
+    assert_eq!(
+        host.load_file(&file, dir).unwrap().cache,
+        CacheOutcome::Miss
+    );
+    let second = host.load_file(&file, dir).unwrap();
+    assert_eq!(second.cache, CacheOutcome::Hit);
+    assert_eq!(second.name, "git");
+
+    // Truncate the entry: it must be recompiled, not loaded.
+    let entry = std::fs::read_dir(cache.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "cwasm"))
+        .expect("a cache entry");
+    let data = std::fs::read(&entry).unwrap();
+    std::fs::write(&entry, &data[..data.len() / 2]).unwrap();
+    let third = host.load_file(&file, dir).unwrap();
+    assert_eq!(third.cache, CacheOutcome::Recompiled);
+    assert_eq!(third.name, "git");
+    assert_eq!(host.load_file(&file, dir).unwrap().cache, CacheOutcome::Hit);
 }

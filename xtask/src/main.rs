@@ -51,7 +51,17 @@ const EXAMPLE_PLUGINS: &[ExamplePlugin] = &[
 
 /// Hostile test components (`tests/hostile-plugins/<name>`, package
 /// `hostile-<name>`).
-const HOSTILE_PLUGINS: &[&str] = &["infinite-loop", "memory-bomb", "trap", "other-version"];
+const HOSTILE_PLUGINS: &[&str] = &[
+    "infinite-loop",
+    "memory-bomb",
+    "trap",
+    "other-version",
+    "probe",
+    "deep-recursion",
+    "chatty",
+    "huge-manifest",
+    "extra-import",
+];
 
 enum Cmd {
     Demo,

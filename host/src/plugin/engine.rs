@@ -33,12 +33,9 @@ impl EpochTicker {
         let thread = std::thread::Builder::new()
             .name("wasmgate-epoch".into())
             .spawn(move || {
-                loop {
-                    match stopped.recv_timeout(tick) {
-                        Err(RecvTimeoutError::Timeout) => engine.increment_epoch(),
-                        // A stop message, or the ticker was dropped.
-                        Ok(()) | Err(RecvTimeoutError::Disconnected) => break,
-                    }
+                // Stops on a stop message, or when the ticker was dropped.
+                while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(tick) {
+                    engine.increment_epoch();
                 }
             })?;
         Ok(EpochTicker {

@@ -20,11 +20,13 @@
 //! and stderr are captured (bounded) and logged with the plugin's name.
 //! The `host` import reads files only inside the grant of a probe call.
 
+mod cache;
 mod convert;
 mod engine;
 mod grant;
 mod output;
 
+pub use cache::CacheOutcome;
 pub use grant::ProbeGrant;
 
 use crate::declaration::OsFamily;
@@ -70,8 +72,9 @@ pub struct HostConfig {
     /// Largest linear memory (and table) a store may grow to, in bytes.
     /// Default 64 MiB.
     pub memory_limit: usize,
-    /// Most bytes a guest may pass to the host in one import call
-    /// (`Store::set_hostcall_fuel`). Default 1 MiB.
+    /// Most bytes a guest may pass to the host in one call across the
+    /// boundary: an import's arguments, or an export's results such as the
+    /// whole manifest (`Store::set_hostcall_fuel`). Default 4 MiB.
     pub hostcall_bytes: usize,
     /// Guest stdout and stderr kept per call, per stream, in bytes; the rest
     /// is counted and dropped. Default 64 KiB.
@@ -85,6 +88,9 @@ pub struct HostConfig {
     pub max_component_bytes: u64,
     /// Largest manifest accepted (sum of its strings), in bytes. Default 4 MiB.
     pub max_manifest_bytes: usize,
+    /// Folder of the compile cache (`cache.rs`); `None` compiles every
+    /// time. Default `None`.
+    pub cache_dir: Option<PathBuf>,
 }
 
 impl Default for HostConfig {
@@ -95,12 +101,13 @@ impl Default for HostConfig {
             manifest_deadline: Duration::from_secs(1),
             probe_deadline: Duration::from_millis(200),
             memory_limit: 64 << 20,
-            hostcall_bytes: 1 << 20,
+            hostcall_bytes: 4 << 20,
             output_bytes: 64 << 10,
             probe_read_bytes: 1 << 20,
             probe_list_entries: 4096,
             max_component_bytes: 64 << 20,
             max_manifest_bytes: 4 << 20,
+            cache_dir: None,
         }
     }
 }
@@ -117,6 +124,8 @@ pub struct LoadedPlugin {
     /// The manifest as the mapping a `plugin.yaml` holds (see
     /// `convert.rs` for the shape); validate it with `crate::manifest`.
     pub manifest: yaml_serde::Value,
+    /// Whether the compiled component came from the compile cache.
+    pub cache: CacheOutcome,
     pre: Arc<bindings::PluginPre<StoreState>>,
 }
 
@@ -163,6 +172,12 @@ pub enum CallFailure {
     },
     /// The guest's wasm stack was exhausted (deep recursion).
     StackOverflow,
+    /// The guest passed more data across the boundary in one call than
+    /// [`HostConfig::hostcall_bytes`] allows.
+    HostcallData {
+        /// The cap, in bytes.
+        limit_bytes: usize,
+    },
     /// Any other trap (a panic in the guest, `unreachable`, …).
     Trap(String),
 }
@@ -249,6 +264,11 @@ impl fmt::Display for LoadFailure {
                     limit_bytes >> 20
                 ),
                 CallFailure::StackOverflow => write!(f, "{call} overflowed its stack"),
+                CallFailure::HostcallData { limit_bytes } => write!(
+                    f,
+                    "{call} hit the host-call data limit: passed more than {limit_bytes} bytes \
+                     to the host in one call"
+                ),
                 CallFailure::Trap(t) => write!(f, "{call} trapped: {t}"),
             },
             LoadFailure::Manifest(e) => write!(f, "unusable manifest: {e}"),
@@ -521,7 +541,7 @@ impl PluginHost {
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let pre = self.prepare(&bytes).map_err(fail)?;
+        let (pre, cache) = self.prepare(&bytes).map_err(fail)?;
         let manifest = self
             .call(&pre, &stem, None, GuestCall::Manifest, |p, store| {
                 p.call_manifest(store)
@@ -549,6 +569,7 @@ impl PluginHost {
             file: file.to_path_buf(),
             dir: plugin_dir.to_path_buf(),
             manifest: value,
+            cache,
             pre: Arc::new(pre),
         })
     }
@@ -577,21 +598,26 @@ impl PluginHost {
 
     /// Checks the file's shape and imports, compiles it, and links it into
     /// an `InstancePre`.
-    fn prepare(&self, bytes: &[u8]) -> Result<bindings::PluginPre<StoreState>, LoadFailure> {
+    fn prepare(
+        &self,
+        bytes: &[u8],
+    ) -> Result<(bindings::PluginPre<StoreState>, CacheOutcome), LoadFailure> {
         match wasm_layer(bytes) {
             WasmKind::Empty => return Err(LoadFailure::Empty),
             WasmKind::NotWasm => return Err(LoadFailure::NotWasm),
             WasmKind::Core => return Err(LoadFailure::CoreModule),
             WasmKind::Component => {}
         }
-        let component = Component::new(&self.engine, bytes)
-            .map_err(|e| LoadFailure::Invalid(format!("{e:#}")))?;
+        let (component, cache) =
+            cache::compile(&self.engine, bytes, self.config.cache_dir.as_deref())
+                .map_err(|e| LoadFailure::Invalid(format!("{e:#}")))?;
         check_imports(&self.engine, &component)?;
         let pre = self
             .linker
             .instantiate_pre(&component)
             .map_err(|e| LoadFailure::Link(format!("{e:#}")))?;
-        bindings::PluginPre::new(pre).map_err(|e| LoadFailure::Link(format!("{e:#}")))
+        let pre = bindings::PluginPre::new(pre).map_err(|e| LoadFailure::Link(format!("{e:#}")))?;
+        Ok((pre, cache))
     }
 
     /// Runs one guest call in a fresh store with every limit set, flushes
@@ -654,6 +680,9 @@ impl PluginHost {
             .instantiate(&mut store)
             .and_then(|instance| f(&instance, &mut store));
         let state = store.data();
+        // A panicking Rust guest prints its message to stderr just before
+        // it traps: keep the last line for the failure reason.
+        let last_stderr = state.stderr.last_line(300);
         state.stdout.flush_to_log(plugin, "stdout");
         state.stderr.flush_to_log(plugin, "stderr");
         result.map_err(|e| {
@@ -667,7 +696,23 @@ impl PluginHost {
                     deadline_ms: deadline.as_millis() as u64,
                 },
                 Some(Trap::StackOverflow) => CallFailure::StackOverflow,
-                _ => CallFailure::Trap(format!("{e:#}")),
+                trap => {
+                    let text = match trap {
+                        Some(t) => t.to_string(),
+                        None => e.root_cause().to_string(),
+                    };
+                    // wasmtime 48 reports spent hostcall fuel as a plain
+                    // error with this text (no typed error to match).
+                    if text.contains("fuel allocated for hostcalls has been exhausted") {
+                        return CallFailure::HostcallData {
+                            limit_bytes: cfg.hostcall_bytes,
+                        };
+                    }
+                    CallFailure::Trap(match last_stderr {
+                        Some(line) => format!("{text} (guest stderr: {line})"),
+                        None => text,
+                    })
+                }
             }
         })
     }

@@ -57,6 +57,18 @@ impl CapturedOutput {
         }
     }
 
+    /// The last non-empty line kept, cut to `max` characters; Rust's
+    /// `note: run with RUST_BACKTRACE…` hint after a panic message is skipped.
+    pub(crate) fn last_line(&self, max: usize) -> Option<String> {
+        let b = self.buffer.lock().unwrap_or_else(|e| e.into_inner());
+        let text = String::from_utf8_lossy(&b.kept);
+        let line = text
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty() && !l.starts_with("note: "))?;
+        Some(line.trim().chars().take(max).collect())
+    }
+
     /// Bytes kept so far (tests).
     #[cfg(test)]
     pub(crate) fn kept(&self) -> Vec<u8> {

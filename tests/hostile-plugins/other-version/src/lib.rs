@@ -7,7 +7,6 @@ wit_bindgen::generate!({
     world: "plugin",
 });
 
-use wasmgate::plugin::types::{Manifest, OsFamily};
 
 struct Other;
 

@@ -1,0 +1,296 @@
+//! Hostile plugin components (issue 4, first part): each is a real
+//! component built from `tests/hostile-plugins/`. The host must stay up,
+//! report the right reason, and keep loading the others.
+
+use std::path::Path;
+use wasmgate::declaration::OsFamily;
+use wasmgate::plugin::{
+    CallFailure, GuestCall, HostConfig, LoadFailure, LoadedPlugin, PluginHost, ProbeFailure,
+    ProbeGrant,
+};
+use wasmgate_conformance::{hostile_plugin, plugins_dir};
+
+fn host() -> PluginHost {
+    PluginHost::new(HostConfig::default()).expect("plugin host starts")
+}
+
+fn load_err(name: &str) -> (LoadFailure, String) {
+    let file = hostile_plugin(name);
+    let dir = file.parent().unwrap().to_path_buf();
+    let e = host().load_file(&file, &dir).unwrap_err();
+    assert_eq!(e.file, file);
+    let text = e.to_string();
+    assert!(text.starts_with(&file.display().to_string()), "{text}");
+    (e.reason, text)
+}
+
+#[test]
+fn an_infinite_loop_in_manifest_hits_the_epoch_deadline() {
+    let (reason, text) = load_err("infinite-loop");
+    assert_eq!(
+        reason,
+        LoadFailure::Call {
+            call: GuestCall::Manifest,
+            failure: CallFailure::Timeout { deadline_ms: 1000 }
+        },
+        "{text}"
+    );
+    assert!(text.contains("manifest() timed out"), "{text}");
+}
+
+#[test]
+fn a_memory_bomb_hits_the_memory_limit() {
+    let (reason, text) = load_err("memory-bomb");
+    assert_eq!(
+        reason,
+        LoadFailure::Call {
+            call: GuestCall::Manifest,
+            failure: CallFailure::MemoryLimit {
+                limit_bytes: 64 << 20
+            }
+        },
+        "{text}"
+    );
+    assert!(text.contains("memory limit"), "{text}");
+}
+
+#[test]
+fn a_panic_in_manifest_is_a_trap() {
+    let (reason, text) = load_err("trap");
+    assert!(
+        matches!(
+            reason,
+            LoadFailure::Call {
+                call: GuestCall::Manifest,
+                failure: CallFailure::Trap(_)
+            }
+        ),
+        "{text}"
+    );
+    assert!(text.contains("manifest() trapped"), "{text}");
+    // The panic message the guest printed is part of the reason.
+    assert!(
+        text.contains("this plugin always panics in manifest()"),
+        "{text}"
+    );
+}
+
+#[test]
+fn deep_recursion_overflows_the_guest_stack() {
+    let (reason, text) = load_err("deep-recursion");
+    assert_eq!(
+        reason,
+        LoadFailure::Call {
+            call: GuestCall::Manifest,
+            failure: CallFailure::StackOverflow
+        },
+        "{text}"
+    );
+    assert!(text.contains("overflowed its stack"), "{text}");
+}
+
+#[test]
+fn a_50_mib_manifest_is_refused_by_size() {
+    let (reason, text) = load_err("huge-manifest");
+    assert_eq!(
+        reason,
+        LoadFailure::Call {
+            call: GuestCall::Manifest,
+            failure: CallFailure::HostcallData {
+                limit_bytes: 4 << 20
+            }
+        },
+        "{text}"
+    );
+    assert!(text.contains("host-call data limit"), "{text}");
+}
+
+#[test]
+fn a_plugin_printing_100_mib_still_loads() {
+    // The default 1 s deadline covers this on an idle machine; the test
+    // allows more so a loaded CI machine does not turn it into a timeout.
+    let host = PluginHost::new(HostConfig {
+        manifest_deadline: std::time::Duration::from_secs(20),
+        ..HostConfig::default()
+    })
+    .unwrap();
+    let file = hostile_plugin("chatty");
+    let plugin = host.load_file(&file, file.parent().unwrap()).unwrap();
+    assert_eq!(plugin.name, "chatty");
+}
+
+#[test]
+fn an_import_outside_the_world_is_refused_naming_it() {
+    let (reason, text) = load_err("extra-import");
+    assert_eq!(
+        reason,
+        LoadFailure::UnsupportedImport("evil:net/sock".into()),
+        "{text}"
+    );
+    assert!(text.contains("imports `evil:net/sock`"), "{text}");
+}
+
+#[test]
+fn another_contract_version_is_refused_naming_both() {
+    let (reason, text) = load_err("other-version");
+    assert_eq!(
+        reason,
+        LoadFailure::ContractVersion {
+            found: "0.2.0".into()
+        }
+    );
+    assert!(text.contains("wasmgate:plugin@0.2.0"), "{text}");
+    assert!(text.contains("wasmgate:plugin@0.1.0"), "{text}");
+}
+
+#[test]
+fn hostile_plugins_beside_good_ones_do_not_stop_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    for name in ["infinite-loop", "memory-bomb", "trap", "other-version"] {
+        std::fs::copy(
+            hostile_plugin(name),
+            tmp.path().join(format!("{name}.wasm")),
+        )
+        .unwrap();
+    }
+    let results = host().load_dirs(&[tmp.path().to_path_buf(), plugins_dir()]);
+    let loaded: Vec<_> = results
+        .iter()
+        .filter_map(|r| r.as_ref().ok())
+        .map(|p| p.name.as_str())
+        .collect();
+    let failed = results.iter().filter(|r| r.is_err()).count();
+    assert_eq!(failed, 4);
+    assert_eq!(loaded, ["blender", "git", "gpu-render"]);
+}
+
+/// An install folder: `VERSION`, a `big.bin` over the read cap, a `many/`
+/// folder over the listing cap, and a symbolic link to a file outside.
+fn install_folder(root: &Path) -> std::path::PathBuf {
+    let app = root.join("vendor");
+    std::fs::create_dir_all(app.join("many")).unwrap();
+    std::fs::write(app.join("VERSION"), "4.2.1\n").unwrap();
+    std::fs::write(root.join("secret"), "outside").unwrap();
+    std::fs::write(app.join("big.bin"), vec![0u8; 2 << 20]).unwrap();
+    for i in 0..5000 {
+        std::fs::write(app.join("many").join(i.to_string()), "").unwrap();
+    }
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(root.join("secret"), app.join("link")).unwrap();
+    app
+}
+
+fn probe_plugin(host: &PluginHost) -> LoadedPlugin {
+    let file = hostile_plugin("probe");
+    host.load_file(&file, file.parent().unwrap()).unwrap()
+}
+
+#[test]
+fn a_custom_probe_reads_its_grant() {
+    let tmp = tempfile::tempdir().unwrap();
+    let app = install_folder(tmp.path());
+    let host = host();
+    let plugin = probe_plugin(&host);
+    let v = host
+        .probe_version(
+            &plugin,
+            "version-file",
+            OsFamily::Linux,
+            ProbeGrant::open(&app).unwrap(),
+        )
+        .unwrap();
+    assert_eq!(
+        v.as_deref(),
+        Some(r#"4.2.1 linux ["VERSION", "big.bin", "link", "many"]"#)
+    );
+}
+
+fn probe_err(server: &str) -> String {
+    let tmp = tempfile::tempdir().unwrap();
+    let app = install_folder(tmp.path());
+    let host = host();
+    let plugin = probe_plugin(&host);
+    match host.probe_version(
+        &plugin,
+        server,
+        OsFamily::Linux,
+        ProbeGrant::open(&app).unwrap(),
+    ) {
+        Err(ProbeFailure::Probe(e)) => e,
+        other => panic!("{server}: expected the probe's error, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_probe_cannot_leave_its_grant() {
+    assert!(probe_err("escape-dotdot").contains("Denied("));
+    assert!(probe_err("escape-absolute").contains("Denied("));
+    #[cfg(unix)]
+    assert!(probe_err("escape-symlink").contains("Denied("));
+}
+
+#[test]
+fn a_probe_is_bounded_in_bytes_and_entries() {
+    assert!(probe_err("read-huge").contains("TooLarge("));
+    assert!(probe_err("list-huge").contains("TooLarge("));
+}
+
+#[test]
+fn a_probe_listing_100_000_entries_stops_at_the_cap() {
+    let tmp = tempfile::tempdir().unwrap();
+    let app = install_folder(tmp.path());
+    for i in 5000..100_000 {
+        std::fs::File::create(app.join("many").join(i.to_string())).unwrap();
+    }
+    let host = host();
+    let plugin = probe_plugin(&host);
+    let r = host.probe_version(
+        &plugin,
+        "list-huge",
+        OsFamily::Linux,
+        ProbeGrant::open(&app).unwrap(),
+    );
+    match r {
+        Err(ProbeFailure::Probe(e)) => assert!(e.contains("more than 4096 entries"), "{e}"),
+        other => panic!("expected too-large, got {other:?}"),
+    }
+}
+
+#[test]
+fn nothing_is_granted_outside_a_probe() {
+    let host = host();
+    let plugin = probe_plugin(&host);
+    let skills = format!("{:?}", plugin.manifest);
+    assert!(skills.contains("Denied("), "{skills}");
+}
+
+#[test]
+fn an_infinite_loop_in_a_probe_hits_the_probe_deadline() {
+    let tmp = tempfile::tempdir().unwrap();
+    let app = install_folder(tmp.path());
+    let host = host();
+    let plugin = probe_plugin(&host);
+    let r = host.probe_version(
+        &plugin,
+        "spin",
+        OsFamily::Linux,
+        ProbeGrant::open(&app).unwrap(),
+    );
+    assert_eq!(
+        r,
+        Err(ProbeFailure::Call(CallFailure::Timeout {
+            deadline_ms: 200
+        }))
+    );
+    // The plugin is still usable afterwards: every call gets a fresh store.
+    assert!(
+        host.probe_version(
+            &plugin,
+            "version-file",
+            OsFamily::Linux,
+            ProbeGrant::open(&app).unwrap()
+        )
+        .unwrap()
+        .is_some()
+    );
+}
