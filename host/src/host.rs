@@ -10,7 +10,9 @@
 use crate::availability::{self, Availability};
 use crate::declaration::{OsFamily, Registry};
 use crate::manifest::{self, ManifestContext, ManifestResult, ServerSpec, SkillSource, Transport};
-use crate::mcp::{self, CallError, CallResult, ClientOptions, ConnectionState, McpClient, ToolInfo};
+use crate::mcp::{
+    self, CallError, CallResult, ClientOptions, ConnectionState, McpClient, ToolInfo,
+};
 use crate::platform::{GpuClass, Platform, RealPlatform, gpu_class};
 use crate::plugin::{HostConfig, LoadedPlugin, PluginHost};
 use crate::skills::{self, SkillGate};
@@ -102,7 +104,9 @@ pub struct ServerRecord {
 impl ServerRecord {
     /// The MCP gate's availability half: no declaration, or an offerable one.
     pub fn offerable(&self) -> bool {
-        self.availability.as_ref().is_none_or(Availability::offerable)
+        self.availability
+            .as_ref()
+            .is_none_or(Availability::offerable)
     }
 }
 
@@ -233,7 +237,10 @@ impl Host {
 
     /// [`Host::discover`] limited to the servers `wanted` selects (the CLI's
     /// `call` connects only the server that owns the tool).
-    pub async fn discover_only(&self, wanted: impl Fn(&ServerSpec) -> bool) -> mcp::DiscoveryReport {
+    pub async fn discover_only(
+        &self,
+        wanted: impl Fn(&ServerSpec) -> bool,
+    ) -> mcp::DiscoveryReport {
         let specs: Vec<ServerSpec> = self
             .servers
             .iter()
@@ -560,7 +567,9 @@ fn scan_plugin_dirs(dirs: &[PathBuf], problems: &mut Vec<String>) -> (Vec<PathBu
         if direct.is_file() {
             yaml.push(direct);
         }
-        let Ok(rd) = std::fs::read_dir(dir) else { continue };
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            continue;
+        };
         let mut subs: Vec<PathBuf> = rd
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| p.is_dir())

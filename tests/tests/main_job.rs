@@ -47,7 +47,11 @@ fn server<'a>(status: &'a Value, name: &str) -> &'a Value {
 fn status_reports_each_example_plugin_as_this_machine_allows() {
     let plugins = plugins_dir();
     let out = wasmgate(&["status", "--json", "--plugins", plugins.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let st = stdout_json(&out);
 
     let git = server(&st, "git");
@@ -70,7 +74,10 @@ fn status_reports_each_example_plugin_as_this_machine_allows() {
     );
 
     let blender = server(&st, "blender");
-    assert_eq!(blender["availability"]["state"], "missing_app", "{blender:#}");
+    assert_eq!(
+        blender["availability"]["state"], "missing_app",
+        "{blender:#}"
+    );
     assert_eq!(blender["connection"], "gated");
     assert!(
         blender["availability"]["message"]
@@ -92,7 +99,10 @@ fn status_reports_each_example_plugin_as_this_machine_allows() {
     } else {
         "unsupported_gpu"
     };
-    assert_eq!(gpu["availability"]["state"], expected, "gpu_class {gpu_class}");
+    assert_eq!(
+        gpu["availability"]["state"], expected,
+        "gpu_class {gpu_class}"
+    );
     if !Path::new("/sys/class/drm").exists() && !Path::new("/proc/driver/nvidia/version").exists() {
         assert_eq!(gpu_class, "unknown");
     }
@@ -125,7 +135,11 @@ fn call_returns_real_git_output() {
             .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     };
     git(&["init", "-q"]);
     std::fs::write(repo.path().join("a.txt"), "a").unwrap();
@@ -142,8 +156,15 @@ fn call_returns_real_git_output() {
         &args,
     ]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(text.contains("a commit subject only git can know"), "{text}");
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("a commit subject only git can know"),
+        "{text}"
+    );
     let _ = root;
 }
 
@@ -170,12 +191,20 @@ fn malformed_component_is_one_error_line_and_the_others_load() {
         copy_tree(&entry.path(), &dir.path().join(entry.file_name()));
     }
     std::fs::write(dir.path().join("broken.wasm"), b"\0asm\x0d\0\x01\0garbage").unwrap();
-    let out = wasmgate(&["status", "--json", "--plugins", dir.path().to_str().unwrap()]);
+    let out = wasmgate(&[
+        "status",
+        "--json",
+        "--plugins",
+        dir.path().to_str().unwrap(),
+    ]);
     assert!(out.status.success());
     let st = stdout_json(&out);
     let problems = st["problems"].as_array().unwrap();
     assert_eq!(problems.len(), 1, "{problems:?}");
-    assert!(problems[0].as_str().unwrap().contains("broken.wasm"), "{problems:?}");
+    assert!(
+        problems[0].as_str().unwrap().contains("broken.wasm"),
+        "{problems:?}"
+    );
     let names: Vec<&str> = st["plugins"]
         .as_array()
         .unwrap()

@@ -231,7 +231,15 @@ fn host_cargo() -> Command {
 fn demo() -> Result<()> {
     let plugins = plugins()?;
     let mut c = host_cargo();
-    c.args(["build", "--release", "--locked", "--package", "wasmgate", "--bin", "wasmgate"]);
+    c.args([
+        "build",
+        "--release",
+        "--locked",
+        "--package",
+        "wasmgate",
+        "--bin",
+        "wasmgate",
+    ]);
     run(c)?;
     let exe = root()
         .join("target")
@@ -241,14 +249,21 @@ fn demo() -> Result<()> {
 
     println!("\n$ wasmgate status --plugins {plugins}");
     let mut c = Command::new(&exe);
-    c.current_dir(root()).args(["status", "--plugins", &plugins]);
+    c.current_dir(root())
+        .args(["status", "--plugins", &plugins]);
     run(c)?;
 
     let args = serde_json::json!({"path": root(), "max_count": 5}).to_string();
     println!("\n$ wasmgate call mcp_git_log --plugins {plugins} --args '{args}'");
     let mut c = Command::new(&exe);
-    c.current_dir(root())
-        .args(["call", "mcp_git_log", "--plugins", &plugins, "--args", &args]);
+    c.current_dir(root()).args([
+        "call",
+        "mcp_git_log",
+        "--plugins",
+        &plugins,
+        "--args",
+        &args,
+    ]);
     run(c)
 }
 

@@ -39,7 +39,10 @@ impl Plugin for Blender {
                     )
                     .requires(Requires::app().min_version("3.0")),
             )
-            .skill(wasmgate_sdk::skill!("blender", "../skills/blender/SKILL.md"))
+            .skill(wasmgate_sdk::skill!(
+                "blender",
+                "../skills/blender/SKILL.md"
+            ))
     }
 }
 

@@ -167,10 +167,28 @@ pub fn run_availability(plugin_path: &Path, host_dir: Option<&Path>, json: bool)
     let res = match ext.as_deref() {
         Some("yaml" | "yml") => crate::manifest::load_plugin_yaml(plugin_path),
         Some("json") => crate::manifest::load_plugin_json(plugin_path),
+        Some("wasm") => {
+            // The component's `host-os` import answers the OS family evaluated.
+            let os = match host_dir.map(|d| open_platform(Some(d))) {
+                Some(Ok(p)) => p.os_family(),
+                Some(Err(e)) => {
+                    let _ = writeln!(stderr, "{e}");
+                    return EXIT_INVALID;
+                }
+                None => crate::declaration::OsFamily::current(),
+            };
+            match super::component::component_manifest(plugin_path, os) {
+                Ok(r) => r,
+                Err(e) => {
+                    let _ = writeln!(stderr, "{e}");
+                    return EXIT_INVALID;
+                }
+            }
+        }
         _ => {
             let _ = writeln!(
                 stderr,
-                "wasmgate availability: {}: expected a plugin.yaml (.yaml/.yml) or plugin.json (.json) file",
+                "wasmgate availability: {}: expected a plugin.yaml (.yaml/.yml), plugin.json (.json) or .wasm component",
                 plugin_path.display()
             );
             return EXIT_USAGE;
@@ -219,38 +237,4 @@ pub fn machine_status(platform: &dyn Platform) -> MachineStatus {
         os: platform.os_family().as_str().to_string(),
         gpu_class: crate::platform::gpu_class(platform).as_str().to_string(),
     }
-}
-
-/// Runs the machine part of `wasmgate status [--host DIR] [--json]`: prints
-/// `os` and `gpu_class` of this machine (the process-wide platform, so its
-/// GPU cache is shared) or of a simulated host, as JSON
-/// (`{"os": …, "gpu_class": …}`) or as `key: value` lines. Exit 0; 1 for a
-/// bad host folder; 2 for a missing one.
-pub fn run_status(host_dir: Option<&Path>, json: bool) -> i32 {
-    let mut err = std::io::stderr();
-    let status = match host_dir {
-        None => machine_status(RealPlatform::shared()),
-        Some(dir) if !dir.is_dir() => {
-            let _ = writeln!(
-                err,
-                "wasmgate status: --host {}: no such folder",
-                dir.display()
-            );
-            return EXIT_USAGE;
-        }
-        Some(dir) => match SimulatedHost::load(dir) {
-            Ok(h) => machine_status(&h),
-            Err(e) => {
-                let _ = writeln!(err, "{e}");
-                return EXIT_INVALID;
-            }
-        },
-    };
-    let text = if json {
-        serde_json::to_string(&status).unwrap_or_default()
-    } else {
-        format!("os: {}\ngpu_class: {}", status.os, status.gpu_class)
-    };
-    let _ = writeln!(std::io::stdout().lock(), "{text}");
-    EXIT_OK
 }

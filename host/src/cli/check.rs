@@ -7,9 +7,7 @@
 //! Exit codes: 0 valid, 1 invalid, 2 usage (unknown file type, unreadable path).
 
 use crate::manifest::output::manifest_out;
-use crate::manifest::{
-    ManifestContext, ManifestResult, load_plugin_json, load_plugin_yaml, manifest_from_value,
-};
+use crate::manifest::{ManifestResult, load_plugin_json, load_plugin_yaml};
 use std::io::Write;
 use std::path::Path;
 
@@ -22,8 +20,7 @@ pub const EXIT_USAGE: i32 = 2;
 
 /// Runs `wasmgate check PATH [--json]` for a `.yaml` / `.yml` (plugin.yaml)
 /// or `.json` (Hermes plugin.json) file. Returns the exit code. A `.wasm`
-/// component is checked by the plugin loader, which builds the manifest
-/// value and calls [`check_component_value`].
+/// component goes through [`super::component::run_check_any`].
 pub fn run_check(path: &Path, json: bool) -> i32 {
     let ext = path
         .extension()
@@ -50,22 +47,6 @@ pub fn run_check(path: &Path, json: bool) -> i32 {
         }
     };
     report(&res, json)
-}
-
-/// HOOK for the `.wasm` path: checks the manifest value the component loader
-/// built from a component's `manifest()` export (same schema as plugin.yaml,
-/// skills inline). `where_` labels errors (e.g. `plugins/git.wasm`),
-/// `plugin_dir` is the component's folder (`${PLUGIN_DIR}`). `version.kind:
-/// custom` is accepted here only. Prints like [`run_check`]; returns its exit code.
-pub fn check_component_value(
-    value: &yaml_serde::Value,
-    where_: &str,
-    plugin_dir: &Path,
-    json: bool,
-) -> i32 {
-    let mut ctx = ManifestContext::new(where_, plugin_dir);
-    ctx.allow_custom_version = true;
-    report(&manifest_from_value(value, &ctx), json)
 }
 
 /// Prints a result as `check` does and returns the exit code.

@@ -109,7 +109,7 @@ fn run(cli: Cli) -> u8 {
     match &cli.command {
         Command::Check { path } => component::run_check_any(path, cli.json) as u8,
         Command::Availability { path, host } => {
-            component::run_availability_any(path, host.as_deref(), cli.json) as u8
+            availability::run_availability(path, host.as_deref(), cli.json) as u8
         }
         Command::Skills => match Host::load(options()) {
             Ok(h) => {
@@ -136,7 +136,9 @@ fn run(cli: Cli) -> u8 {
             let args: serde_json::Value = match serde_json::from_str(args) {
                 Ok(v @ serde_json::Value::Object(_)) => v,
                 Ok(_) => {
-                    eprintln!("wasmgate call: --args must be a JSON object, e.g. '{{\"path\": \".\"}}'");
+                    eprintln!(
+                        "wasmgate call: --args must be a JSON object, e.g. '{{\"path\": \".\"}}'"
+                    );
                     return 2;
                 }
                 Err(e) => {
@@ -147,8 +149,10 @@ fn run(cli: Cli) -> u8 {
             with_runtime(|| async {
                 let h = Host::load(options())?;
                 // Connect only the server that can own this tool name.
-                h.discover_only(|s| tool.starts_with(&format!("mcp_{}_", crate::mcp::naming::sanitize(&s.name))))
-                    .await;
+                h.discover_only(|s| {
+                    tool.starts_with(&format!("mcp_{}_", crate::mcp::naming::sanitize(&s.name)))
+                })
+                .await;
                 let code = report::call(&h, tool, args, cli.json).await;
                 h.shutdown().await;
                 Ok(code)
@@ -162,7 +166,10 @@ where
     F: FnOnce() -> Fut,
     Fut: std::future::Future<Output = anyhow::Result<u8>>,
 {
-    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => return fatal(&anyhow::anyhow!("cannot start the async runtime: {e}")),
     };
@@ -181,7 +188,9 @@ fn fatal(e: &anyhow::Error) -> u8 {
 /// `$XDG_CONFIG_HOME/wasmgate/plugins` (or `~/.config/wasmgate/plugins`) when it exists.
 fn default_plugin_dirs() -> Vec<PathBuf> {
     if let Some(v) = std::env::var_os("WASMGATE_PLUGINS") {
-        return std::env::split_paths(&v).filter(|p| !p.as_os_str().is_empty()).collect();
+        return std::env::split_paths(&v)
+            .filter(|p| !p.as_os_str().is_empty())
+            .collect();
     }
     let base = std::env::var_os("XDG_CONFIG_HOME")
         .map(PathBuf::from)

@@ -5,7 +5,8 @@ use crate::mcp::CallError;
 use std::fmt::Write;
 
 fn json<T: serde::Serialize>(v: &T) -> String {
-    let mut s = serde_json::to_string_pretty(v).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    let mut s =
+        serde_json::to_string_pretty(v).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
     s.push('\n');
     s
 }
@@ -17,7 +18,11 @@ pub fn status(h: &Host, as_json: bool) -> String {
         return json(&st);
     }
     let mut o = String::new();
-    let _ = writeln!(o, "os_family: {}  gpu_class: {}", st.os_family, st.gpu_class);
+    let _ = writeln!(
+        o,
+        "os_family: {}  gpu_class: {}",
+        st.os_family, st.gpu_class
+    );
     let server_line = |o: &mut String, s: &crate::host::ServerStatusLine| {
         let _ = write!(o, "  server {} ({})", s.name, s.transport);
         match &s.availability {
@@ -49,15 +54,31 @@ pub fn status(h: &Host, as_json: bool) -> String {
         }
     };
     for p in &st.plugins {
-        let _ = writeln!(o, "plugin {} {} ({}, {})", p.name, p.version, p.kind, p.file.display());
-        for s in st.servers.iter().filter(|s| s.plugin.as_deref() == Some(&p.name)) {
+        let _ = writeln!(
+            o,
+            "plugin {} {} ({}, {})",
+            p.name,
+            p.version,
+            p.kind,
+            p.file.display()
+        );
+        for s in st
+            .servers
+            .iter()
+            .filter(|s| s.plugin.as_deref() == Some(&p.name))
+        {
             server_line(&mut o, s);
         }
         for k in st.skills.iter().filter(|k| k.plugin == p.name) {
             if k.visible {
                 let _ = writeln!(o, "  skill {}: visible", k.name);
             } else {
-                let _ = writeln!(o, "  skill {}: hidden ({})", k.name, k.hidden_because.join("; "));
+                let _ = writeln!(
+                    o,
+                    "  skill {}: hidden ({})",
+                    k.name,
+                    k.hidden_because.join("; ")
+                );
             }
         }
     }
@@ -88,7 +109,14 @@ pub fn tools(h: &Host, as_json: bool) -> String {
     }
     let mut o = String::new();
     for t in &tools {
-        let _ = writeln!(o, "{}  ({} / {})  {}", t.name, t.server, t.original_name, first_line(&t.description));
+        let _ = writeln!(
+            o,
+            "{}  ({} / {})  {}",
+            t.name,
+            t.server,
+            t.original_name,
+            first_line(&t.description)
+        );
     }
     if tools.is_empty() {
         let _ = writeln!(o, "no tools are offered (see `wasmgate status`)");
@@ -142,7 +170,8 @@ pub async fn call(h: &Host, tool: &str, args: serde_json::Value, as_json: bool) 
             match &e {
                 CallError::UnknownTool { .. } => {
                     eprintln!("wasmgate call: {e}");
-                    let names: Vec<String> = h.offered_tools().into_iter().map(|t| t.name).collect();
+                    let names: Vec<String> =
+                        h.offered_tools().into_iter().map(|t| t.name).collect();
                     if names.is_empty() {
                         eprintln!("no tools are offered (see `wasmgate status`)");
                     } else {

@@ -7,7 +7,6 @@ wit_bindgen::generate!({
     world: "plugin",
 });
 
-
 struct Other;
 
 impl Guest for Other {

@@ -24,10 +24,11 @@ const SERVERS: &[&str] = &[
 impl Plugin for Probe {
     fn manifest() -> Manifest {
         // The raw import: the SDK lends a `Grant` only inside probe calls.
-        let outside = match wasmgate_sdk::__bindings::wasmgate::plugin::host::read_file("VERSION", 100) {
-            Ok(_) => "read succeeded".to_string(),
-            Err(e) => format!("{e:?}"),
-        };
+        let outside =
+            match wasmgate_sdk::__bindings::wasmgate::plugin::host::read_file("VERSION", 100) {
+                Ok(_) => "read succeeded".to_string(),
+                Err(e) => format!("{e:?}"),
+            };
         wasmgate_sdk::log(LogLevel::Info, "probe plugin manifest");
         let mut m = Manifest::new("probe", "0.1.0");
         for name in SERVERS {
