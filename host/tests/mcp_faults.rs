@@ -1,0 +1,245 @@
+//! Connect failures with real processes and their troubleshooting messages
+//! (seed 002; `spec/mcp-client.md` §2, §4): a command not on PATH, a server
+//! that exits at start, one that hangs on initialize, a launcher that cannot
+//! find its package, a refused HTTP port, no servers at all — and the healthy
+//! server next to them keeps working. Nothing secret reaches an error.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use wasmgate::manifest::server::{ServerSpec, ToolFilter, Transport};
+use wasmgate::mcp::{ConnectionState, McpClient, NO_SERVERS_CONFIGURED};
+
+fn git_server_bin() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>");
+    let bin = dir.join(format!("git-mcp-server{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        bin.is_file(),
+        "{} is missing: build it first with `cargo build -p git-mcp-server`",
+        bin.display()
+    );
+    bin
+}
+
+fn stdio(name: &str, command: &str, args: &[&str]) -> ServerSpec {
+    ServerSpec {
+        name: name.to_string(),
+        plugin: None,
+        enabled: true,
+        transport: Transport::Stdio {
+            command: command.to_string(),
+            args: args.iter().map(|a| a.to_string()).collect(),
+            env: BTreeMap::new(),
+            env_passthrough: vec![],
+        },
+        timeout: Duration::from_secs(30),
+        connect_timeout: Duration::from_secs(20),
+        tools: ToolFilter::default(),
+        max_result_bytes: 1 << 20,
+        declaration: None,
+    }
+}
+
+fn with_env(mut s: ServerSpec, k: &str, v: &str) -> ServerSpec {
+    if let Transport::Stdio { env, .. } = &mut s.transport {
+        env.insert(k.to_string(), v.to_string());
+    }
+    s
+}
+
+fn error_of(client: &McpClient, name: &str) -> String {
+    let s = client
+        .status()
+        .into_iter()
+        .find(|s| s.name == name)
+        .unwrap();
+    assert_eq!(s.state, ConnectionState::Failed, "{name}: {s:?}");
+    let e = s.last_error.expect("a failed server has an error");
+    eprintln!("{name}: {e}");
+    e
+}
+
+#[tokio::test]
+async fn no_servers_configured_is_reported() {
+    let client = McpClient::new();
+    let report = client.connect_all(&[], |_| true).await;
+    assert_eq!(report.warning.as_deref(), Some(NO_SERVERS_CONFIGURED));
+    assert!(client.status().is_empty());
+}
+
+#[tokio::test]
+async fn command_not_found_on_path() {
+    let client = McpClient::new();
+    client
+        .connect_all(
+            &[stdio("ghost", "wasmgate-no-such-command-xyz", &[])],
+            |_| true,
+        )
+        .await;
+    let e = error_of(&client, "ghost");
+    assert!(
+        e.starts_with("failed to connect to MCP server 'ghost': "),
+        "{e}"
+    );
+    assert!(
+        e.contains("'wasmgate-no-such-command-xyz' was not found on PATH"),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn server_exiting_at_start_reports_status_and_stderr() {
+    let client = McpClient::new();
+    let s = with_env(
+        stdio(
+            "dies",
+            "sh",
+            &[
+                "-c",
+                "echo \"cannot start, token is $SECRET_TOKEN\" >&2; exit 3",
+            ],
+        ),
+        "SECRET_TOKEN",
+        "s3cr3t-value-0042",
+    );
+    client.connect_all(&[s], |_| true).await;
+    let e = error_of(&client, "dies");
+    assert!(e.contains("exited during start-up"), "{e}");
+    assert!(e.contains("exit status: 3"), "{e}");
+    assert!(e.contains("cannot start"), "{e}");
+    assert!(!e.contains("s3cr3t-value-0042"), "secret leaked: {e}");
+    assert!(e.contains("[REDACTED]"), "{e}");
+
+    let client = McpClient::new();
+    client
+        .connect_all(&[stdio("false", "false", &[])], |_| true)
+        .await;
+    let e = error_of(&client, "false");
+    assert!(e.contains("exit status: 1"), "{e}");
+    assert!(e.contains("wrote nothing to stderr"), "{e}");
+}
+
+#[tokio::test]
+async fn hanging_server_times_out_while_the_healthy_one_connects() {
+    let mut hang = stdio("hang", "sleep", &["100"]);
+    hang.connect_timeout = Duration::from_millis(800);
+    let git = stdio("git", git_server_bin().to_str().unwrap(), &[]);
+    let client = McpClient::new();
+    let report = client.connect_all(&[hang, git], |_| true).await;
+    assert_eq!(report.connected, vec!["git"]);
+    assert_eq!(report.failed.len(), 1);
+    let e = error_of(&client, "hang");
+    assert!(e.contains("timed out after 0.8 s"), "{e}");
+    assert!(e.contains("raise `connect_timeout`"), "{e}");
+    // The healthy server serves calls.
+    let r = client
+        .call("mcp_git_branch", serde_json::json!({}))
+        .await
+        .unwrap();
+    assert!(!r.text().is_empty());
+    // A later pass retries the failed one only.
+    let pid = client.status()[1].pid;
+    let mut hang = stdio("hang", "sleep", &["100"]);
+    hang.connect_timeout = Duration::from_millis(300);
+    let git = stdio("git", git_server_bin().to_str().unwrap(), &[]);
+    let report = client.connect_all(&[hang, git], |_| true).await;
+    assert_eq!(report.already_connected, vec!["git"]);
+    assert_eq!(report.failed.len(), 1);
+    assert_eq!(client.status()[1].pid, pid);
+    client.shutdown().await;
+}
+
+#[tokio::test]
+async fn garbage_on_stdout_fails_cleanly() {
+    let mut s = stdio(
+        "garbage",
+        "sh",
+        &["-c", "echo 'this is not json-rpc'; sleep 100"],
+    );
+    s.connect_timeout = Duration::from_secs(3);
+    let client = McpClient::new();
+    client.connect_all(&[s], |_| true).await;
+    // rmcp skips lines that are not JSON-RPC, so this ends as a timeout; the
+    // point is that the client neither hangs nor panics, and the child goes.
+    let e = error_of(&client, "garbage");
+    assert!(
+        e.starts_with("failed to connect to MCP server 'garbage': timed out"),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn launcher_without_its_package() {
+    // A real `npx` stand-in on the child's PATH that fails like npm does.
+    let bin = tempfile::tempdir().unwrap();
+    let npx = bin.path().join("npx");
+    std::fs::write(
+        &npx,
+        "#!/bin/sh\necho 'npm error code E404' >&2\necho 'npm error 404 Not Found - GET https://registry.npmjs.org/@nope%2fserver' >&2\nexit 1\n",
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&npx, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let path = format!("{}:/usr/bin:/bin", bin.path().display());
+    let s = with_env(stdio("pkg", "npx", &["-y", "@nope/server"]), "PATH", &path);
+    let client = McpClient::new();
+    client.connect_all(&[s], |_| true).await;
+    let e = error_of(&client, "pkg");
+    assert!(e.contains("npx could not find the server's package"), "{e}");
+    assert!(e.contains("E404"), "{e}");
+    assert!(e.contains("`-y`"), "{e}");
+}
+
+#[tokio::test]
+async fn refused_http_port() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let mut headers = BTreeMap::new();
+    headers.insert(
+        "Authorization".to_string(),
+        "Bearer abcd-secret-header-9876".to_string(),
+    );
+    let s = ServerSpec {
+        transport: Transport::Http {
+            url: format!("http://127.0.0.1:{port}/mcp"),
+            headers,
+        },
+        ..stdio("remote", "unused", &[])
+    };
+    let client = McpClient::new();
+    client.connect_all(&[s], |_| true).await;
+    let e = error_of(&client, "remote");
+    assert!(e.contains("connection refused"), "{e}");
+    assert!(e.contains(&format!("127.0.0.1:{port}")), "{e}");
+    assert!(!e.contains("abcd-secret-header-9876"));
+    assert_eq!(client.status()[0].transport, "http");
+}
+
+#[tokio::test]
+async fn invalid_url_and_app_endpoint() {
+    let bad = ServerSpec {
+        transport: Transport::Http {
+            url: "ftp://127.0.0.1/x".into(),
+            headers: BTreeMap::new(),
+        },
+        ..stdio("badurl", "unused", &[])
+    };
+    let app = ServerSpec {
+        transport: Transport::AppEndpoint,
+        ..stdio("app", "unused", &[])
+    };
+    let client = McpClient::new();
+    client.connect_all(&[bad, app], |_| true).await;
+    assert!(error_of(&client, "badurl").contains("not a valid http"));
+    assert!(error_of(&client, "app").contains("server_json"));
+}
