@@ -260,6 +260,10 @@ impl Drop for ChildGuard {
 /// The last lines a child wrote to stderr.
 pub(crate) type StderrTail = Arc<Mutex<VecDeque<String>>>;
 
+/// Where `open_stdio` leaves the child and its stderr tail as soon as it
+/// runs, so a caller whose connect timed out can still inspect and kill it.
+pub(crate) type ChildSlot = Mutex<Option<(Arc<Mutex<ChildGuard>>, StderrTail)>>;
+
 /// A live MCP session with one server.
 pub(crate) struct Opened {
     /// The running rmcp client service (owns the transport).
@@ -315,7 +319,7 @@ pub(crate) async fn open_stdio(
     spec: &ServerSpec,
     redactor: &Redactor,
     handler: Handler,
-    child_slot: &Mutex<Option<(Arc<Mutex<ChildGuard>>, StderrTail)>>,
+    child_slot: &ChildSlot,
 ) -> Result<Opened, ConnectError> {
     let Transport::Stdio {
         command,

@@ -1,0 +1,306 @@
+//! Interop with real third-party MCP servers (issue 5): the reference
+//! `@modelcontextprotocol/server-everything` over stdio and over streamable
+//! HTTP on 127.0.0.1, and the Python `mcp-server-time` over stdio.
+//!
+//! These need the servers installed from npm / PyPI, so they are ignored by
+//! default. Install them (versions pinned) and run:
+//!
+//! ```sh
+//! D=/tmp/mcp-interop; mkdir -p $D && cd $D
+//! npm install --no-audit --no-fund @modelcontextprotocol/server-everything@2026.8.31
+//! python3 -m venv venv && venv/bin/pip install mcp-server-time==2026.10.19
+//! WASMGATE_INTEROP_DIR=$D cargo test -p wasmgate --test mcp_interop -- --ignored
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use wasmgate::manifest::server::{ServerSpec, ToolFilter, Transport};
+use wasmgate::mcp::{CallError, ConnectionState, McpClient};
+
+fn interop_dir() -> PathBuf {
+    let dir = std::env::var("WASMGATE_INTEROP_DIR").expect(
+        "WASMGATE_INTEROP_DIR is not set: install the third-party servers as the header of tests/mcp_interop.rs shows",
+    );
+    PathBuf::from(dir)
+}
+
+fn everything_js() -> String {
+    let p =
+        interop_dir().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(p.is_file(), "{} is missing (npm install step)", p.display());
+    p.display().to_string()
+}
+
+fn spec(name: &str, transport: Transport) -> ServerSpec {
+    ServerSpec {
+        name: name.to_string(),
+        plugin: None,
+        enabled: true,
+        transport,
+        timeout: Duration::from_secs(30),
+        connect_timeout: Duration::from_secs(60),
+        tools: ToolFilter::default(),
+        max_result_bytes: 8 << 20,
+        declaration: None,
+    }
+}
+
+fn stdio(command: &str, args: &[&str], env: &[(&str, &str)]) -> Transport {
+    Transport::Stdio {
+        command: command.to_string(),
+        args: args.iter().map(|a| a.to_string()).collect(),
+        env: env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        env_passthrough: vec![],
+    }
+}
+
+fn block_types(r: &wasmgate::mcp::CallResult) -> Vec<String> {
+    r.content
+        .iter()
+        .map(|b| b["type"].as_str().unwrap_or("?").to_string())
+        .collect()
+}
+
+/// The shared checks against server-everything, whichever transport.
+async fn exercise_everything(client: &McpClient, server: &str) {
+    let tools = client.tools();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    let n = |t: &str| format!("mcp_{server}_{t}");
+    for want in [
+        "echo",
+        "get_sum",
+        "get_tiny_image",
+        "get_structured_content",
+        "get_resource_links",
+    ] {
+        assert!(
+            names.contains(&n(want).as_str()),
+            "{} missing: {names:?}",
+            n(want)
+        );
+    }
+    assert_eq!(
+        client.tool(&n("get_tiny_image")).unwrap().original_name,
+        "get-tiny-image"
+    );
+
+    let r = client
+        .call(&n("echo"), serde_json::json!({"message": "hello wasmgate"}))
+        .await
+        .unwrap();
+    assert!(r.text().contains("hello wasmgate"), "{}", r.text());
+
+    let r = client
+        .call(&n("get_sum"), serde_json::json!({"a": 2, "b": 40}))
+        .await
+        .unwrap();
+    assert!(r.text().contains("42"), "{}", r.text());
+
+    let r = client
+        .call(&n("get_tiny_image"), serde_json::json!({}))
+        .await
+        .unwrap();
+    let types = block_types(&r);
+    assert!(types.contains(&"image".to_string()), "{types:?}");
+    let img = r.content.iter().find(|b| b["type"] == "image").unwrap();
+    assert_eq!(img["mimeType"], "image/png");
+    assert!(img["data"].as_str().unwrap().len() > 100);
+
+    let r = client
+        .call(
+            &n("get_structured_content"),
+            serde_json::json!({"location": "Chicago"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.structured_content.as_ref().unwrap()["temperature"], 36);
+
+    let r = client
+        .call(&n("get_resource_links"), serde_json::json!({"count": 2}))
+        .await
+        .unwrap();
+    assert!(
+        block_types(&r).iter().any(|t| t == "resource_link"),
+        "{:?}",
+        block_types(&r)
+    );
+
+    let r = client
+        .call(
+            &n("get_resource_reference"),
+            serde_json::json!({"resourceType": "Text", "resourceId": 1}),
+        )
+        .await
+        .unwrap();
+    assert!(
+        block_types(&r).iter().any(|t| t == "resource"),
+        "{:?}",
+        block_types(&r)
+    );
+
+    // A call past its timeout is cancelled; the session stays usable.
+    let e = client
+        .call(
+            &n("trigger_long_running_operation"),
+            serde_json::json!({"duration": 30, "steps": 30}),
+        )
+        .await;
+    match e {
+        Err(CallError::Timeout { seconds, .. }) => assert_eq!(seconds, 1.0),
+        other => panic!("expected a timeout, got {other:?}"),
+    }
+    let r = client
+        .call(&n("echo"), serde_json::json!({"message": "still here"}))
+        .await
+        .unwrap();
+    assert!(r.text().contains("still here"));
+}
+
+#[tokio::test]
+#[ignore = "needs server-everything from npm; see the file header"]
+async fn server_everything_over_stdio() {
+    let js = everything_js();
+    let mut s = spec(
+        "everything",
+        stdio(
+            "node",
+            &[&js, "stdio"],
+            &[("EVERYTHING_SECRET", "given-by-config-1234")],
+        ),
+    );
+    s.timeout = Duration::from_secs(1);
+    let client = McpClient::new();
+    let report = client.connect_all(&[s], |_| true).await;
+    assert_eq!(report.connected, vec!["everything"], "{report:?}");
+    exercise_everything(&client, "everything").await;
+
+    // Its get-env tool shows the filtered environment; the configured
+    // literal secret is redacted from the successful result.
+    let r = client
+        .call("mcp_everything_get_env", serde_json::json!({}))
+        .await
+        .unwrap();
+    let text = r.text();
+    assert!(text.contains("EVERYTHING_SECRET"), "{text}");
+    assert!(!text.contains("given-by-config-1234"), "{text}");
+    assert!(
+        !text.contains("CARGO_MANIFEST_DIR"),
+        "host variable leaked: {text}"
+    );
+    client.shutdown().await;
+}
+
+#[tokio::test]
+#[ignore = "needs server-everything from npm; see the file header"]
+async fn server_everything_over_streamable_http() {
+    let js = everything_js();
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    // The server listens on every interface by default; a preload pins it
+    // to 127.0.0.1.
+    let tmp = tempfile::tempdir().unwrap();
+    let preload = tmp.path().join("loopback.mjs");
+    std::fs::write(
+        &preload,
+        "import http from 'node:http';\n\
+         const listen = http.Server.prototype.listen;\n\
+         http.Server.prototype.listen = function (port, ...rest) {\n\
+           const cb = rest.find((a) => typeof a === 'function');\n\
+           return listen.call(this, Number(port), '127.0.0.1', cb);\n\
+         };\n",
+    )
+    .unwrap();
+    let mut child = tokio::process::Command::new("node")
+        .arg("--import")
+        .arg(&preload)
+        .arg(&js)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("node runs");
+    // Wait until it listens.
+    let mut up = false;
+    for _ in 0..200 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            up = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(up, "server-everything did not listen on 127.0.0.1:{port}");
+
+    let mut headers = BTreeMap::new();
+    headers.insert("X-Wasmgate-Test".to_string(), "1".to_string());
+    let mut s = spec(
+        "every_http",
+        Transport::Http {
+            url: format!("http://127.0.0.1:{port}/mcp"),
+            headers,
+        },
+    );
+    s.timeout = Duration::from_secs(1);
+    let client = McpClient::new();
+    let report = client.connect_all(&[s], |_| true).await;
+    assert_eq!(report.connected, vec!["every_http"], "{report:?}");
+    assert_eq!(client.status()[0].transport, "http");
+    exercise_everything(&client, "every_http").await;
+    client.shutdown().await;
+    child.kill().await.ok();
+}
+
+#[tokio::test]
+#[ignore = "needs mcp-server-time from PyPI; see the file header"]
+async fn python_time_server_over_stdio() {
+    let bin = interop_dir().join("venv/bin/mcp-server-time");
+    assert!(
+        bin.is_file(),
+        "{} is missing (pip install step)",
+        bin.display()
+    );
+    let client = McpClient::new();
+    let report = client
+        .connect_all(
+            &[spec(
+                "time",
+                stdio(bin.to_str().unwrap(), &["--local-timezone", "UTC"], &[]),
+            )],
+            |_| true,
+        )
+        .await;
+    assert_eq!(report.connected, vec!["time"], "{report:?}");
+    assert_eq!(client.status()[0].state, ConnectionState::Connected);
+    assert!(client.tool("mcp_time_get_current_time").is_some());
+    assert!(client.tool("mcp_time_convert_time").is_some());
+    let r = client
+        .call(
+            "mcp_time_get_current_time",
+            serde_json::json!({"timezone": "Europe/Berlin"}),
+        )
+        .await
+        .unwrap();
+    assert!(!r.is_error, "{}", r.text());
+    assert!(r.text().contains("Europe/Berlin"), "{}", r.text());
+    // A bad timezone is the tool's own error.
+    let r = client
+        .call(
+            "mcp_time_get_current_time",
+            serde_json::json!({"timezone": "Not/AZone"}),
+        )
+        .await
+        .unwrap();
+    assert!(r.is_error, "{}", r.text());
+    client.shutdown().await;
+}
