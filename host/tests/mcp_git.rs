@@ -340,6 +340,7 @@ async fn a_killed_server_is_failed_then_reconnected() {
             max_delay: Duration::from_millis(100),
             probe_interval: None,
         },
+        ..Default::default()
     });
     client.connect_all(&[git_spec("git")], |_| true).await;
     let pid = client.status()[0].pid.unwrap();

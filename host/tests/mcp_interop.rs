@@ -304,3 +304,96 @@ async fn python_time_server_over_stdio() {
     assert!(r.is_error, "{}", r.text());
     client.shutdown().await;
 }
+
+/// A stand-in LLM: answers with the prompt it got and the limits it was given.
+struct FakeLlm;
+
+impl wasmgate::mcp::sampling::SamplingProvider for FakeLlm {
+    fn default_model(&self) -> String {
+        "fake-llm-1".to_string()
+    }
+    fn create_message(
+        &self,
+        request: wasmgate::mcp::sampling::SamplingRequest,
+    ) -> wasmgate::mcp::sampling::SamplingFuture<'_> {
+        Box::pin(async move {
+            let prompt = request.messages[0]["content"]["text"]
+                .as_str()
+                .unwrap_or("")
+                .to_string();
+            Ok(wasmgate::mcp::sampling::SamplingResponse {
+                model: request.model.clone(),
+                stop_reason: Some("endTurn".into()),
+                message: serde_json::json!({
+                    "role": "assistant",
+                    "content": {"type": "text", "text": format!("echoed <{prompt}> max_tokens={}", request.max_tokens)}
+                }),
+                tokens_used: 11,
+            })
+        })
+    }
+}
+
+#[tokio::test]
+#[ignore = "needs server-everything from npm; see the file header"]
+async fn sampling_through_server_everything() {
+    let js = everything_js();
+    let s = spec("everything", stdio("node", &[&js, "stdio"], &[]));
+
+    // Without a provider the capability is not advertised, so the server
+    // does not even offer its sampling tool.
+    let plain = McpClient::new();
+    plain.connect_all(std::slice::from_ref(&s), |_| true).await;
+    assert!(
+        plain
+            .tool("mcp_everything_trigger_sampling_request")
+            .is_none()
+    );
+    plain.shutdown().await;
+
+    let mut policies = std::collections::HashMap::new();
+    policies.insert(
+        "everything".to_string(),
+        wasmgate::mcp::sampling::SamplingConfig {
+            max_tokens_cap: 64,
+            max_rpm: 1,
+            ..Default::default()
+        },
+    );
+    let client = McpClient::with_options(wasmgate::mcp::ClientOptions {
+        sampling_provider: Some(std::sync::Arc::new(FakeLlm)),
+        sampling: policies,
+        ..Default::default()
+    });
+    client.connect_all(&[s], |_| true).await;
+    let r = client
+        .call(
+            "mcp_everything_trigger_sampling_request",
+            serde_json::json!({"prompt": "what is 2+2", "maxTokens": 500}),
+        )
+        .await
+        .unwrap();
+    let text = r.text();
+    assert!(text.contains("what is 2+2"), "{text}");
+    assert!(text.contains("max_tokens=64"), "cap not applied: {text}");
+    assert!(text.contains("fake-llm-1"), "{text}");
+
+    // max_rpm = 1: the second request within the minute is refused.
+    let r = client
+        .call(
+            "mcp_everything_trigger_sampling_request",
+            serde_json::json!({"prompt": "again"}),
+        )
+        .await;
+    let refused = match &r {
+        Ok(r) => r.is_error && r.text().contains("rate limit"),
+        Err(e) => e.to_string().contains("rate limit"),
+    };
+    assert!(refused, "{r:?}");
+    let m = client.status()[0]
+        .sampling
+        .clone()
+        .expect("sampling metrics");
+    assert_eq!((m.requests, m.errors, m.tokens_used), (2, 1, 11));
+    client.shutdown().await;
+}
