@@ -243,3 +243,132 @@ async fn invalid_url_and_app_endpoint() {
     assert!(error_of(&client, "badurl").contains("not a valid http"));
     assert!(error_of(&client, "app").contains("server_json"));
 }
+
+/// A folder with a `git` stand-in for the git MCP server: `status` sleeps,
+/// `log` kills the server (its parent) mid-call, everything else runs the
+/// real git.
+fn fake_git_dir() -> tempfile::TempDir {
+    let real = std::process::Command::new("sh")
+        .args(["-c", "command -v git"])
+        .output()
+        .unwrap();
+    let real = String::from_utf8(real.stdout).unwrap().trim().to_string();
+    assert!(!real.is_empty(), "git is needed on PATH");
+    let dir = tempfile::tempdir().unwrap();
+    let git = dir.path().join("git");
+    std::fs::write(
+        &git,
+        format!(
+            "#!/bin/sh\nfor a in \"$@\"; do\n  case \"$a\" in\n    status) exec sleep 100 ;;\n    log) kill -9 $PPID; exit 1 ;;\n  esac\ndone\nexec '{real}' \"$@\"\n"
+        ),
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&git, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    dir
+}
+
+#[tokio::test]
+async fn a_call_that_hangs_times_out_and_the_session_stays_usable() {
+    let fake = fake_git_dir();
+    let path = format!("{}:/usr/local/bin:/usr/bin:/bin", fake.path().display());
+    let mut s = with_env(
+        stdio("slowgit", git_server_bin().to_str().unwrap(), &[]),
+        "PATH",
+        &path,
+    );
+    s.timeout = Duration::from_millis(700);
+    let client = McpClient::new();
+    let report = client.connect_all(&[s], |_| true).await;
+    assert_eq!(report.connected, vec!["slowgit"], "{report:?}");
+
+    // Two hanging calls run concurrently with a fast one on the same session.
+    let c1 = client.clone();
+    let c2 = client.clone();
+    let slow1 =
+        tokio::spawn(async move { c1.call("mcp_slowgit_status", serde_json::json!({})).await });
+    let slow2 =
+        tokio::spawn(async move { c2.call("mcp_slowgit_status", serde_json::json!({})).await });
+    let fast = client
+        .call("mcp_slowgit_branch", serde_json::json!({}))
+        .await
+        .unwrap();
+    assert!(!fast.text().is_empty());
+    for slow in [slow1, slow2] {
+        match slow.await.unwrap() {
+            Err(wasmgate::mcp::CallError::Timeout { seconds, tool, .. }) => {
+                assert_eq!(seconds, 0.7);
+                assert_eq!(tool, "status");
+            }
+            other => panic!("expected a timeout, got {other:?}"),
+        }
+    }
+    let e = wasmgate::mcp::CallError::Timeout {
+        server: "slowgit".into(),
+        tool: "status".into(),
+        seconds: 0.7,
+    };
+    assert!(e.to_string().contains("raise `timeout`"));
+    // Still connected and serving.
+    assert_eq!(client.status()[0].state, ConnectionState::Connected);
+    let again = client
+        .call("mcp_slowgit_branch", serde_json::json!({}))
+        .await
+        .unwrap();
+    assert_eq!(again.text(), fast.text());
+    client.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_server_that_dies_mid_call_fails_the_call_not_the_host() {
+    let fake = fake_git_dir();
+    let path = format!("{}:/usr/local/bin:/usr/bin:/bin", fake.path().display());
+    let s = with_env(
+        stdio("dyinggit", git_server_bin().to_str().unwrap(), &[]),
+        "PATH",
+        &path,
+    );
+    let healthy = stdio("git", git_server_bin().to_str().unwrap(), &[]);
+    let client = McpClient::with_options(wasmgate::mcp::ClientOptions {
+        reconnect: wasmgate::mcp::ReconnectPolicy {
+            attempts: 0,
+            probe_interval: None,
+            ..Default::default()
+        },
+        ..Default::default()
+    });
+    client.connect_all(&[s, healthy], |_| true).await;
+    let e = client
+        .call("mcp_dyinggit_log", serde_json::json!({}))
+        .await
+        .expect_err("the server died during the call");
+    assert!(
+        matches!(e, wasmgate::mcp::CallError::Failed { .. }),
+        "{e:?}"
+    );
+    // The lost session is noticed: failed, tools hidden, the error says why.
+    for _ in 0..200 {
+        if client.status()[0].state == ConnectionState::Failed {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let st = &client.status()[0];
+    assert_eq!(st.state, ConnectionState::Failed, "{st:?}");
+    assert!(
+        st.last_error.as_deref().unwrap().contains("signal: 9"),
+        "{st:?}"
+    );
+    assert_eq!(st.tool_count, 0);
+    assert!(client.tool("mcp_dyinggit_branch").is_none());
+    // The other server keeps working.
+    let r = client
+        .call("mcp_git_branch", serde_json::json!({}))
+        .await
+        .unwrap();
+    assert!(!r.text().is_empty());
+    client.shutdown().await;
+}
