@@ -64,6 +64,12 @@ pub enum ConnectError {
         /// The configured `connect_timeout`, in seconds.
         seconds: f64,
     },
+    /// The server wrote lines to stdout that are not JSON-RPC (stdout must
+    /// carry only MCP messages), and the handshake did not complete.
+    NotMcp {
+        /// The first such line (cut to 200 characters, redacted).
+        line: String,
+    },
     /// The handshake failed (the server answered something that is not MCP).
     Protocol {
         /// What went wrong.
@@ -133,6 +139,10 @@ impl fmt::Display for ConnectError {
             ConnectError::Timeout { seconds } => write!(
                 f,
                 "timed out after {seconds} s waiting for initialize and tools/list; the server may be slow to start: raise `connect_timeout` in its entry (now {seconds} s)"
+            ),
+            ConnectError::NotMcp { line } => write!(
+                f,
+                "the server wrote something that is not MCP JSON-RPC to stdout ('{line}'); stdout must carry only MCP messages (a server logs to stderr)"
             ),
             ConnectError::Protocol { message } => {
                 write!(f, "the MCP handshake failed: {message}")
@@ -260,9 +270,68 @@ impl Drop for ChildGuard {
 /// The last lines a child wrote to stderr.
 pub(crate) type StderrTail = Arc<Mutex<VecDeque<String>>>;
 
-/// Where `open_stdio` leaves the child and its stderr tail as soon as it
-/// runs, so a caller whose connect timed out can still inspect and kill it.
-pub(crate) type ChildSlot = Mutex<Option<(Arc<Mutex<ChildGuard>>, StderrTail)>>;
+/// The first stdout line of a server that was not JSON-RPC.
+pub(crate) type NoiseSlot = Arc<Mutex<Option<String>>>;
+
+/// A spawned child with what is known about its output.
+pub(crate) struct ChildParts {
+    guard: Arc<Mutex<ChildGuard>>,
+    tail: StderrTail,
+    noise: NoiseSlot,
+}
+
+/// Where `open_stdio` leaves the child as soon as it runs, so a caller whose
+/// connect timed out can still inspect and kill it.
+pub(crate) type ChildSlot = Mutex<Option<ChildParts>>;
+
+/// Longest stdout noise line kept for an error message, in characters.
+const NOISE_CHARS: usize = 200;
+
+/// Passes the child's stdout on to rmcp line by line, dropping (and
+/// logging) lines that cannot be JSON-RPC, so a chatty server gets a clear
+/// error instead of a silent timeout.
+fn filter_stdout(
+    stdout: tokio::process::ChildStdout,
+    server: String,
+    redactor: Redactor,
+    noise: NoiseSlot,
+) -> tokio::io::DuplexStream {
+    use tokio::io::AsyncWriteExt;
+    let (mut writer, reader) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move {
+        let mut input = tokio::io::BufReader::with_capacity(1 << 16, stdout);
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            match input.read_until(b'\n', &mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            match buf.iter().find(|b| !b.is_ascii_whitespace()) {
+                None => continue,
+                Some(b'{') | Some(b'[') => {
+                    if writer.write_all(&buf).await.is_err() {
+                        break;
+                    }
+                }
+                Some(_) => {
+                    let text: String = String::from_utf8_lossy(&buf)
+                        .trim()
+                        .chars()
+                        .take(NOISE_CHARS)
+                        .collect();
+                    let text = redactor.redact(&text);
+                    tracing::warn!(server = %server, "ignored a stdout line that is not JSON-RPC: {text}");
+                    if let Ok(mut n) = noise.lock() {
+                        n.get_or_insert(text);
+                    }
+                }
+            }
+        }
+        // Dropping the writer ends rmcp's input.
+    });
+    reader
+}
 
 /// A live MCP session with one server.
 pub(crate) struct Opened {
@@ -355,7 +424,12 @@ pub(crate) async fn open_stdio(
     let stderr = child.stderr().take();
     let guard = Arc::new(Mutex::new(ChildGuard { child: Some(child) }));
     let tail: StderrTail = Arc::new(Mutex::new(VecDeque::new()));
-    *child_slot.lock().expect("child slot") = Some((guard.clone(), tail.clone()));
+    let noise: NoiseSlot = Arc::new(Mutex::new(None));
+    *child_slot.lock().expect("child slot") = Some(ChildParts {
+        guard: guard.clone(),
+        tail: tail.clone(),
+        noise: noise.clone(),
+    });
     let (Some(stdin), Some(stdout)) = (stdin, stdout) else {
         return Err(ConnectError::Spawn {
             command: command.clone(),
@@ -380,6 +454,7 @@ pub(crate) async fn open_stdio(
             }
         });
     }
+    let stdout = filter_stdout(stdout, spec.name.clone(), redactor.clone(), noise.clone());
     match handler.serve((stdout, stdin)).await {
         Ok(service) => {
             let peer = service.peer().clone();
@@ -407,9 +482,12 @@ pub(crate) async fn open_stdio(
                     stderr: (!lines.is_empty())
                         .then(|| lines[lines.len().saturating_sub(3)..].join(" | ")),
                 }),
-                None => Err(ConnectError::Protocol {
-                    message: e.to_string(),
-                }),
+                None => match noise.lock().ok().and_then(|n| n.clone()) {
+                    Some(line) => Err(ConnectError::NotMcp { line }),
+                    None => Err(ConnectError::Protocol {
+                        message: e.to_string(),
+                    }),
+                },
             }
         }
     }
@@ -506,12 +584,9 @@ pub(crate) async fn open_http(spec: &ServerSpec, handler: Handler) -> Result<Ope
 
 /// After a connect timeout: the error, refined by what the child did (it may
 /// have exited, or a launcher may have reported a missing package).
-pub(crate) async fn timeout_error(
-    spec: &ServerSpec,
-    child: Option<(Arc<Mutex<ChildGuard>>, StderrTail)>,
-) -> ConnectError {
+pub(crate) async fn timeout_error(spec: &ServerSpec, child: Option<ChildParts>) -> ConnectError {
     let seconds = spec.connect_timeout.as_secs_f64();
-    let Some((guard, tail)) = child else {
+    let Some(ChildParts { guard, tail, noise }) = child else {
         return ConnectError::Timeout { seconds };
     };
     let lines: Vec<String> = tail
@@ -532,7 +607,10 @@ pub(crate) async fn timeout_error(
             status,
             stderr: (!lines.is_empty()).then(|| lines[lines.len().saturating_sub(3)..].join(" | ")),
         },
-        None => ConnectError::Timeout { seconds },
+        None => match noise.lock().ok().and_then(|n| n.clone()) {
+            Some(line) => ConnectError::NotMcp { line },
+            None => ConnectError::Timeout { seconds },
+        },
     }
 }
 
