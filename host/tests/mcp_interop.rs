@@ -397,3 +397,71 @@ async fn sampling_through_server_everything() {
     assert_eq!((m.requests, m.errors, m.tokens_used), (2, 1, 11));
     client.shutdown().await;
 }
+
+/// A Python MCP server (the `mcp` SDK that mcp-server-time brings) whose
+/// `grow` tool adds a tool and sends `notifications/tools/list_changed`.
+const GROWING_SERVER: &str = r#"
+from mcp.server.mcpserver import MCPServer, Context
+server = MCPServer("dyn")
+@server.tool()
+async def grow(ctx: Context) -> str:
+    """Adds the tool `extra` and announces it."""
+    def extra() -> str:
+        """An added tool."""
+        return "extra here"
+    server.add_tool(extra, name="extra")
+    await ctx.session.send_tool_list_changed()
+    return "grown"
+server.run()
+"#;
+
+#[tokio::test]
+#[ignore = "needs the Python mcp SDK (installed with mcp-server-time); see the file header"]
+async fn tools_list_changed_refreshes_the_tools() {
+    let python = interop_dir().join("venv/bin/python");
+    assert!(
+        python.is_file(),
+        "{} is missing (venv step)",
+        python.display()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("grow.py");
+    std::fs::write(&script, GROWING_SERVER).unwrap();
+    let client = McpClient::new();
+    let report = client
+        .connect_all(
+            &[spec(
+                "dyn",
+                stdio(python.to_str().unwrap(), &[script.to_str().unwrap()], &[]),
+            )],
+            |_| true,
+        )
+        .await;
+    assert_eq!(report.connected, vec!["dyn"], "{report:?}");
+    assert!(client.tool("mcp_dyn_extra").is_none());
+    let r = client
+        .call("mcp_dyn_grow", serde_json::json!({}))
+        .await
+        .unwrap();
+    assert_eq!(r.text(), "grown");
+    let mut found = false;
+    for _ in 0..200 {
+        if client.tool("mcp_dyn_extra").is_some() {
+            found = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(
+        found,
+        "tools/list_changed did not refresh: {:?}",
+        client.tools()
+    );
+    let r = client
+        .call("mcp_dyn_extra", serde_json::json!({}))
+        .await
+        .unwrap();
+    assert_eq!(r.text(), "extra here");
+    assert_eq!(client.status()[0].tool_count, 2);
+    client.shutdown().await;
+}
