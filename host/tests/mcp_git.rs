@@ -367,3 +367,17 @@ async fn a_killed_server_is_failed_then_reconnected() {
     assert!(!r.is_error || r.text().contains("not a git repository"));
     client.shutdown().await;
 }
+
+#[tokio::test]
+async fn dropping_the_client_ends_its_servers() {
+    let client = McpClient::new();
+    client.connect_all(&[git_spec("git")], |_| true).await;
+    let pid = client.status()[0].pid.unwrap();
+    assert!(alive(pid));
+    drop(client);
+    wait_until(
+        || !alive(pid),
+        "the server to end when the client is dropped",
+    )
+    .await;
+}

@@ -76,7 +76,10 @@ async fn no_secret_reaches_logs_status_or_errors() {
         l.local_addr().unwrap().port()
     };
     let mut headers = BTreeMap::new();
-    headers.insert("Authorization".to_string(), format!("Bearer {SECRET_HEADER}"));
+    headers.insert(
+        "Authorization".to_string(),
+        format!("Bearer {SECRET_HEADER}"),
+    );
     headers.insert("X-Api-Key".to_string(), SECRET_HEADER.to_string());
     let remote = spec(
         "remote",
@@ -95,7 +98,10 @@ async fn no_secret_reaches_logs_status_or_errors() {
     let status = serde_json::to_string(&client.status()).unwrap();
     let report = serde_json::to_string(&report).unwrap();
     let logs = String::from_utf8(sink.0.lock().unwrap().clone()).unwrap();
-    assert!(logs.contains("starting with [REDACTED]"), "stderr not logged: {logs}");
+    assert!(
+        logs.contains("starting with [REDACTED]"),
+        "stderr not logged: {logs}"
+    );
     for (what, text) in [("status", &status), ("report", &report), ("logs", &logs)] {
         for secret in [SECRET_ENV, SECRET_HEADER, TOKEN_SHAPED] {
             assert!(!text.contains(secret), "{secret} appears in {what}: {text}");

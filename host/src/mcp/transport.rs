@@ -9,7 +9,9 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use process_wrap::tokio::{ChildWrapper, CommandWrap, KillOnDrop, ProcessGroup};
+#[cfg(unix)]
+use process_wrap::tokio::ProcessGroup;
+use process_wrap::tokio::{ChildWrapper, CommandWrap, KillOnDrop};
 use rmcp::RoleClient;
 use rmcp::service::{Peer, RunningService, ServiceExt};
 use tokio::io::AsyncBufReadExt;
@@ -414,7 +416,13 @@ pub(crate) async fn open_stdio(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut wrap = CommandWrap::from(cmd);
-    wrap.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
+    // Its own process group (a job object on Windows), so killing it also
+    // ends what it started (npx → node, uvx → python).
+    #[cfg(unix)]
+    wrap.wrap(ProcessGroup::leader());
+    #[cfg(windows)]
+    wrap.wrap(process_wrap::tokio::JobObject);
+    wrap.wrap(KillOnDrop);
     let mut child = wrap.spawn().map_err(|e| ConnectError::Spawn {
         command: command.clone(),
         message: e.to_string(),
