@@ -683,6 +683,19 @@ fn install(inner: &Arc<Inner>, name: &str, connected: Connected) -> bool {
 /// it), the server is `failed`, its tools are hidden, and the reconnect
 /// policy runs.
 async fn session_ended(inner: &Arc<Inner>, name: &str, generation: u64, reason: String) {
+    // The transport closes a moment before the OS reports the exit; give
+    // the child a short grace so the error can say how it ended.
+    let child = {
+        let mut st = inner.lock();
+        match st.slot_mut(name).and_then(|s| s.session.clone()) {
+            Some(s) if s.generation == generation => s.child.clone(),
+            _ => return,
+        }
+    };
+    let status = match &child {
+        Some(c) => transport::exit_status(c).await,
+        None => None,
+    };
     let (session, spec) = {
         let mut st = inner.lock();
         let Some(slot) = st.slot_mut(name) else {
@@ -696,10 +709,6 @@ async fn session_ended(inner: &Arc<Inner>, name: &str, generation: u64, reason: 
             return;
         }
         let session = slot.session.take();
-        let status = session
-            .as_ref()
-            .and_then(|s| s.child.as_ref())
-            .and_then(|c| c.lock().ok().and_then(|mut c| c.exited()));
         let msg = match status {
             Some(s) => format!("the server process exited ({s}); connection lost"),
             None => format!("connection lost ({reason})"),

@@ -346,7 +346,7 @@ pub(crate) struct Opened {
 }
 
 /// Waits up to [`EXIT_GRACE`] for the child to exit; returns its status.
-async fn exit_status(child: &Arc<Mutex<ChildGuard>>) -> Option<String> {
+pub(crate) async fn exit_status(child: &Arc<Mutex<ChildGuard>>) -> Option<String> {
     let deadline = tokio::time::Instant::now() + EXIT_GRACE;
     loop {
         if let Some(s) = child.lock().ok()?.exited() {
