@@ -465,3 +465,55 @@ async fn tools_list_changed_refreshes_the_tools() {
     assert_eq!(client.status()[0].tool_count, 2);
     client.shutdown().await;
 }
+
+/// A Python MCP server with a tool that returns 20 MiB of text.
+const BIG_SERVER: &str = r#"
+from mcp.server.mcpserver import MCPServer
+server = MCPServer("big")
+@server.tool()
+def big() -> str:
+    """Returns 20 MiB of text."""
+    return "x" * (20 * 1024 * 1024)
+server.run()
+"#;
+
+#[tokio::test]
+#[ignore = "needs the Python mcp SDK (installed with mcp-server-time); see the file header"]
+async fn a_20_mib_result_is_cut_to_max_result_bytes() {
+    let python = interop_dir().join("venv/bin/python");
+    assert!(
+        python.is_file(),
+        "{} is missing (venv step)",
+        python.display()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("big.py");
+    std::fs::write(&script, BIG_SERVER).unwrap();
+    let mut s = spec(
+        "big",
+        stdio(python.to_str().unwrap(), &[script.to_str().unwrap()], &[]),
+    );
+    s.max_result_bytes = 1 << 20;
+    let client = McpClient::new();
+    let report = client.connect_all(&[s], |_| true).await;
+    assert_eq!(report.connected, vec!["big"], "{report:?}");
+    let r = client
+        .call("mcp_big_big", serde_json::json!({}))
+        .await
+        .unwrap();
+    assert!(
+        r.truncated_bytes > 19 * 1024 * 1024,
+        "{}",
+        r.truncated_bytes
+    );
+    let total: usize = r.content.iter().map(|b| b.to_string().len()).sum();
+    assert!(total <= (1 << 20) + 200, "{total}");
+    assert!(r.text().contains("[result truncated"), "note missing");
+    // The session is still fine afterwards.
+    let r = client
+        .call("mcp_big_big", serde_json::json!({}))
+        .await
+        .unwrap();
+    assert!(r.truncated_bytes > 0);
+    client.shutdown().await;
+}

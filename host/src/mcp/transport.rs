@@ -21,6 +21,9 @@ use super::handler::Handler;
 use super::redact::Redactor;
 use crate::manifest::server::{ServerSpec, Transport};
 
+/// Smallest limit for one stdio message from a server, in bytes (a larger
+/// result is read whole, then cut to `max_result_bytes`).
+pub const MIN_STDIO_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 /// Lines of a child's stderr kept for error messages.
 const STDERR_TAIL_LINES: usize = 20;
 /// How long a child that failed its handshake gets to exit before it is
@@ -463,7 +466,15 @@ pub(crate) async fn open_stdio(
         });
     }
     let stdout = filter_stdout(stdout, spec.name.clone(), redactor.clone(), noise.clone());
-    match handler.serve((stdout, stdin)).await {
+    // rmcp drops stdio messages over 16 MiB by default, which would leave a
+    // call with a big result unanswered until its timeout; allow up to
+    // [`MIN_STDIO_MESSAGE_BYTES`] or 4 × max_result_bytes, and let the client
+    // cut the result to max_result_bytes afterwards.
+    let max_line = MIN_STDIO_MESSAGE_BYTES.max(spec.max_result_bytes.saturating_mul(4));
+    let transport =
+        rmcp::transport::async_rw::AsyncRwTransport::<RoleClient, _, _>::new(stdout, stdin)
+            .with_max_line_length(max_line);
+    match handler.serve(transport).await {
         Ok(service) => {
             let peer = service.peer().clone();
             Ok(Opened {
