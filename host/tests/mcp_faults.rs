@@ -371,3 +371,70 @@ async fn a_server_that_dies_mid_call_fails_the_call_not_the_host() {
     assert!(!r.text().is_empty());
     client.shutdown().await;
 }
+
+#[tokio::test]
+async fn http_headers_are_sent_verbatim_and_a_rejection_is_reported() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    // A plain HTTP peer on 127.0.0.1 that hands over the first request it
+    // gets and refuses every request with 401.
+    let (tx, rx) = tokio::sync::oneshot::channel::<String>();
+    let peer = tokio::spawn(async move {
+        let mut tx = Some(tx);
+        while let Ok((mut sock, _)) = listener.accept().await {
+            let mut buf = vec![0u8; 16384];
+            let mut got = Vec::new();
+            while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+                match sock.read(&mut buf).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => got.extend_from_slice(&buf[..n]),
+                }
+            }
+            // The client's TCP preflight connects and sends nothing.
+            if !got.is_empty()
+                && let Some(tx) = tx.take()
+            {
+                let _ = tx.send(String::from_utf8_lossy(&got).to_string());
+            }
+            let _ = sock
+                .write_all(
+                    b"HTTP/1.1 401 Unauthorized\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+                )
+                .await;
+        }
+    });
+    let mut headers = BTreeMap::new();
+    headers.insert(
+        "Authorization".to_string(),
+        "Basic dXNlcjpwYXNzd29yZA==".to_string(),
+    );
+    headers.insert("X-Team".to_string(), "engineering".to_string());
+    let mut s = ServerSpec {
+        transport: Transport::Http {
+            url: format!("http://127.0.0.1:{port}/mcp"),
+            headers,
+        },
+        ..stdio("authy", "unused", &[])
+    };
+    s.connect_timeout = Duration::from_secs(5);
+    let client = McpClient::new();
+    client.connect_all(&[s], |_| true).await;
+    let e = error_of(&client, "authy");
+    assert!(!e.contains("dXNlcjpwYXNzd29yZA"), "{e}");
+    assert!(e.contains("refused the credentials (HTTP 401"), "{e}");
+    assert!(
+        !e.contains("WorkerTransport"),
+        "internal type names in: {e}"
+    );
+    client.shutdown().await;
+    peer.abort();
+    let request = rx.await.expect("the HTTP peer got a request");
+    let lower = request.to_ascii_lowercase();
+    assert!(lower.starts_with("post /mcp "), "{request}");
+    assert!(
+        lower.contains("authorization: basic dxnlcjpwyxnzd29yza=="),
+        "{request}"
+    );
+    assert!(lower.contains("x-team: engineering"), "{request}");
+}

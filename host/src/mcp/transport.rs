@@ -564,15 +564,8 @@ pub(crate) async fn open_http(spec: &ServerSpec, handler: Handler) -> Result<Ope
     let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
     let mut custom = std::collections::HashMap::new();
     for (name, value) in headers {
-        if name.eq_ignore_ascii_case("authorization") {
-            // rmcp sends `Authorization: Bearer <token>` itself.
-            let token = value
-                .strip_prefix("Bearer ")
-                .or_else(|| value.strip_prefix("bearer "))
-                .unwrap_or(value);
-            config = config.auth_header(token.trim().to_string());
-            continue;
-        }
+        // Every header, `Authorization` (Bearer or Basic) included, is sent
+        // verbatim; rmcp reserves only its own protocol headers.
         let n = http::HeaderName::from_bytes(name.as_bytes()).map_err(|_| ConnectError::Http {
             url: url.clone(),
             message: format!("header name '{name}' is not valid"),
@@ -596,9 +589,36 @@ pub(crate) async fn open_http(spec: &ServerSpec, handler: Handler) -> Result<Ope
         }
         Err(e) => Err(ConnectError::Http {
             url: url.clone(),
-            message: e.to_string(),
+            message: tidy_http_error(&e.to_string()),
         }),
     }
+}
+
+/// Turns rmcp's HTTP handshake error into a sentence: internal type names
+/// dropped, a 401/403 explained.
+fn tidy_http_error(raw: &str) -> String {
+    static TYPE_NAME: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"Send message error Transport \[[^\]]*\] error: |, when send initialize request",
+        )
+        .expect("pattern")
+    });
+    let text = TYPE_NAME
+        .replace_all(raw, "")
+        .trim()
+        .trim_end_matches(':')
+        .to_string();
+    for (code, what) in [
+        ("HTTP 401", "401 Unauthorized"),
+        ("HTTP 403", "403 Forbidden"),
+    ] {
+        if text.contains(code) {
+            return format!(
+                "the server refused the credentials (HTTP {what}); check this entry's `headers` (Authorization)"
+            );
+        }
+    }
+    text
 }
 
 /// After a connect timeout: the error, refined by what the child did (it may
