@@ -240,10 +240,7 @@ pub fn gate(skill: &Skill, lookup: impl Fn(&str) -> Option<bool>) -> SkillGate {
 }
 
 /// The skills the gate shows, in their given order.
-pub fn visible_skills<'a>(
-    skills: &'a [Skill],
-    lookup: impl Fn(&str) -> Option<bool>,
-) -> Vec<&'a Skill> {
+pub fn visible_skills(skills: &[Skill], lookup: impl Fn(&str) -> Option<bool>) -> Vec<&Skill> {
     skills
         .iter()
         .filter(|s| gate(s, &lookup).is_visible())

@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock};
-use rmcp::{ErrorData, ServiceExt, tool, tool_router};
+use rmcp::{ErrorData, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -184,7 +184,7 @@ fn to_result(outcome: GitOutcome, empty_note: &str) -> CallToolResult {
     }
 }
 
-#[tool_router(server_handler)]
+#[tool_router]
 impl GitServer {
     /// `git status --short --branch` of a repository.
     #[tool(
@@ -347,6 +347,12 @@ impl GitServer {
         Ok(to_result(git(&dir, &a).await, "(no changes)"))
     }
 }
+
+#[tool_handler(
+    name = "git-mcp-server",
+    instructions = "Read-only git tools: status, log, branch, show, diff. Each takes an optional `path` (default: the server's current directory)."
+)]
+impl ServerHandler for GitServer {}
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> anyhow::Result<()> {

@@ -1,18 +1,27 @@
 //! The rmcp client handler of one session: identifies wasmgate, forwards
 //! server log notifications to the log (redacted, with the server's name),
-//! and refreshes the server's tools on `notifications/tools/list_changed`
-//! (`spec/mcp-client.md` §2).
+//! refreshes the server's tools on `notifications/tools/list_changed`
+//! (`spec/mcp-client.md` §2), and serves `sampling/createMessage` through the
+//! agent's provider under the server's policy (§5).
+
+// rmcp marks logging and sampling deprecated (SEP-2577, protocol 2026-07-28);
+// servers on earlier protocol versions still use both, and spec §5 requires
+// sampling.
+#![allow(deprecated)]
 
 use std::sync::Weak;
 
 use rmcp::ClientHandler;
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
-#[allow(deprecated)] // SEP-2577 deprecates logging; servers still send it.
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
+    Implementation, JsonObject, SamplingCapability, SamplingMessage,
+};
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
-use rmcp::service::{NotificationContext, RoleClient};
+use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 
 use super::Inner;
 use super::redact::Redactor;
+use super::sampling::{self, SamplingDenied, SamplingRequest, SamplingSetup};
 
 /// Longest server log message forwarded, in characters.
 const MAX_LOG_CHARS: usize = 2000;
@@ -26,17 +35,80 @@ pub(crate) struct Handler {
     pub generation: u64,
     /// The client, to refresh tools; weak so a session never keeps it alive.
     pub client: Weak<Inner>,
-    /// The server's redactor, for its log lines.
+    /// The server's redactor, for its log lines and sampling errors.
     pub redactor: Redactor,
+    /// Sampling for this server; `None` = the capability is not advertised.
+    pub sampling: Option<SamplingSetup>,
 }
 
 impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
-        // No sampling capability: the plain client has no LLM (§5).
+        // Sampling is advertised only when the embedding agent supplied an
+        // LLM and the server's policy allows it (§5).
+        let mut capabilities = ClientCapabilities::default();
+        if self.sampling.is_some() {
+            let mut sampling = SamplingCapability::default();
+            sampling.tools = Some(JsonObject::default());
+            capabilities.sampling = Some(sampling);
+        }
         ClientConfig::new(
-            ClientCapabilities::default(),
+            capabilities,
             Implementation::new("wasmgate", env!("CARGO_PKG_VERSION")),
         )
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, rmcp::ErrorData> {
+        let Some(setup) = &self.sampling else {
+            return Err(rmcp::ErrorData::invalid_request(
+                SamplingDenied::Disabled.to_string(),
+                None,
+            ));
+        };
+        let hints: Vec<String> = params
+            .model_preferences
+            .as_ref()
+            .and_then(|p| p.hints.as_ref())
+            .map(|h| h.iter().filter_map(|h| h.name.clone()).collect())
+            .unwrap_or_default();
+        let request = SamplingRequest {
+            server: self.server.clone(),
+            model: String::new(),
+            max_tokens: params.max_tokens,
+            system_prompt: params.system_prompt.clone(),
+            messages: params.messages.iter().map(to_json).collect(),
+            tools: params
+                .tools
+                .as_ref()
+                .map(|t| t.iter().map(to_json).collect())
+                .unwrap_or_default(),
+            temperature: params.temperature,
+            stop_sequences: params.stop_sequences.clone().unwrap_or_default(),
+        };
+        let outcome = sampling::run(setup, &self.server, hints, request).await;
+        let response = outcome.map_err(|e| {
+            let msg = self.redactor.redact(&e.to_string());
+            tracing::warn!(server = %self.server, "sampling request refused: {msg}");
+            match e {
+                SamplingDenied::Provider(_) | SamplingDenied::Timeout { .. } => {
+                    rmcp::ErrorData::internal_error(msg, None)
+                }
+                _ => rmcp::ErrorData::invalid_request(msg, None),
+            }
+        })?;
+        let message: SamplingMessage = serde_json::from_value(response.message).map_err(|e| {
+            rmcp::ErrorData::internal_error(
+                format!("the LLM's answer is not a sampling message: {e}"),
+                None,
+            )
+        })?;
+        tracing::info!(server = %self.server, model = %response.model, tokens = response.tokens_used, "sampling request served");
+        let mut result = CreateMessageResult::new(message, response.model);
+        result.stop_reason = response.stop_reason;
+        Ok(result)
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
@@ -52,7 +124,6 @@ impl ClientHandler for Handler {
         }
     }
 
-    #[allow(deprecated)] // SEP-2577 deprecates logging; servers still send it.
     async fn on_logging_message(
         &self,
         params: LoggingMessageNotificationParam,
@@ -82,4 +153,9 @@ impl ClientHandler for Handler {
             }
         }
     }
+}
+
+/// An rmcp model value as JSON, for the provider.
+fn to_json<T: serde::Serialize>(v: &T) -> serde_json::Value {
+    serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
 }

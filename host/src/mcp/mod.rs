@@ -26,6 +26,7 @@ pub mod filter;
 mod handler;
 pub mod naming;
 pub mod redact;
+pub mod sampling;
 pub mod transport;
 
 use std::collections::{HashMap, HashSet};
@@ -117,10 +118,26 @@ impl ReconnectPolicy {
 }
 
 /// Client options.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Clone, Default)]
 pub struct ClientOptions {
     /// What happens after a live session drops.
     pub reconnect: ReconnectPolicy,
+    /// The embedding agent's LLM for `sampling/createMessage` (§5); `None`
+    /// (the plain CLI) = the sampling capability is not advertised.
+    pub sampling_provider: Option<Arc<dyn sampling::SamplingProvider>>,
+    /// Sampling policy per configured server name; a server not listed gets
+    /// [`sampling::SamplingConfig::default`].
+    pub sampling: HashMap<String, sampling::SamplingConfig>,
+}
+
+impl fmt::Debug for ClientOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientOptions")
+            .field("reconnect", &self.reconnect)
+            .field("sampling_provider", &self.sampling_provider.is_some())
+            .field("sampling", &self.sampling)
+            .finish()
+    }
 }
 
 /// One registered (offered) tool.
@@ -165,6 +182,8 @@ pub struct ServerStatus {
     pub server_info: Option<String>,
     /// Process id of its stdio child, while connected.
     pub pid: Option<u32>,
+    /// Sampling audit metrics, once the server has asked for sampling.
+    pub sampling: Option<sampling::SamplingMetrics>,
 }
 
 /// What one [`McpClient::connect_all`] pass did.
@@ -444,9 +463,38 @@ pub(crate) struct Inner {
     state: Mutex<State>,
     next_generation: AtomicU64,
     options: ClientOptions,
+    /// Sampling window and metrics per server, kept across reconnects.
+    sampling: Mutex<HashMap<String, Arc<Mutex<sampling::SamplingState>>>>,
 }
 
 impl Inner {
+    /// The sampling set-up of a server, when a provider is there and its
+    /// policy allows sampling.
+    fn sampling_setup(&self, server: &str) -> Option<sampling::SamplingSetup> {
+        let provider = self.options.sampling_provider.clone()?;
+        let config = self
+            .options
+            .sampling
+            .get(server)
+            .cloned()
+            .unwrap_or_default();
+        if !config.active() {
+            return None;
+        }
+        let state = self
+            .sampling
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(server.to_string())
+            .or_default()
+            .clone();
+        Some(sampling::SamplingSetup {
+            provider,
+            config,
+            state,
+        })
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         // A panic while holding the lock leaves plain data; keep going.
         self.state.lock().unwrap_or_else(|p| p.into_inner())
@@ -533,6 +581,7 @@ async fn connect_one(
         generation,
         client: Arc::downgrade(inner),
         redactor: redactor.clone(),
+        sampling: inner.sampling_setup(&spec.name),
     };
     let child_slot = Mutex::new(None);
     let attempt = async {
@@ -634,6 +683,19 @@ fn install(inner: &Arc<Inner>, name: &str, connected: Connected) -> bool {
 /// it), the server is `failed`, its tools are hidden, and the reconnect
 /// policy runs.
 async fn session_ended(inner: &Arc<Inner>, name: &str, generation: u64, reason: String) {
+    // The transport closes a moment before the OS reports the exit; give
+    // the child a short grace so the error can say how it ended.
+    let child = {
+        let mut st = inner.lock();
+        match st.slot_mut(name).and_then(|s| s.session.clone()) {
+            Some(s) if s.generation == generation => s.child.clone(),
+            _ => return,
+        }
+    };
+    let status = match &child {
+        Some(c) => transport::exit_status(c).await,
+        None => None,
+    };
     let (session, spec) = {
         let mut st = inner.lock();
         let Some(slot) = st.slot_mut(name) else {
@@ -647,10 +709,6 @@ async fn session_ended(inner: &Arc<Inner>, name: &str, generation: u64, reason: 
             return;
         }
         let session = slot.session.take();
-        let status = session
-            .as_ref()
-            .and_then(|s| s.child.as_ref())
-            .and_then(|c| c.lock().ok().and_then(|mut c| c.exited()));
         let msg = match status {
             Some(s) => format!("the server process exited ({s}); connection lost"),
             None => format!("connection lost ({reason})"),
@@ -860,6 +918,7 @@ impl McpClient {
                 state: Mutex::new(State::default()),
                 next_generation: AtomicU64::new(1),
                 options,
+                sampling: Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -1008,6 +1067,17 @@ impl McpClient {
     /// Status of every configured server, in configured order (§6). Reads
     /// state only; never connects.
     pub fn status(&self) -> Vec<ServerStatus> {
+        let metrics: HashMap<String, sampling::SamplingMetrics> = self
+            .inner
+            .sampling
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .map(|(k, v)| {
+                let m = v.lock().unwrap_or_else(|p| p.into_inner()).metrics.clone();
+                (k.clone(), m)
+            })
+            .collect();
         let st = self.inner.lock();
         st.servers
             .iter()
@@ -1034,6 +1104,10 @@ impl McpClient {
                         .collect(),
                     server_info: slot.server_info.clone(),
                     pid: slot.session.as_ref().and_then(|s| s.pid()),
+                    sampling: metrics
+                        .get(&slot.spec.name)
+                        .filter(|m| m.requests > 0)
+                        .cloned(),
                 }
             })
             .collect()

@@ -9,7 +9,9 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use process_wrap::tokio::{ChildWrapper, CommandWrap, KillOnDrop, ProcessGroup};
+#[cfg(unix)]
+use process_wrap::tokio::ProcessGroup;
+use process_wrap::tokio::{ChildWrapper, CommandWrap, KillOnDrop};
 use rmcp::RoleClient;
 use rmcp::service::{Peer, RunningService, ServiceExt};
 use tokio::io::AsyncBufReadExt;
@@ -19,6 +21,9 @@ use super::handler::Handler;
 use super::redact::Redactor;
 use crate::manifest::server::{ServerSpec, Transport};
 
+/// Smallest limit for one stdio message from a server, in bytes (a larger
+/// result is read whole, then cut to `max_result_bytes`).
+pub const MIN_STDIO_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 /// Lines of a child's stderr kept for error messages.
 const STDERR_TAIL_LINES: usize = 20;
 /// How long a child that failed its handshake gets to exit before it is
@@ -63,6 +68,12 @@ pub enum ConnectError {
     Timeout {
         /// The configured `connect_timeout`, in seconds.
         seconds: f64,
+    },
+    /// The server wrote lines to stdout that are not JSON-RPC (stdout must
+    /// carry only MCP messages), and the handshake did not complete.
+    NotMcp {
+        /// The first such line (cut to 200 characters, redacted).
+        line: String,
     },
     /// The handshake failed (the server answered something that is not MCP).
     Protocol {
@@ -133,6 +144,10 @@ impl fmt::Display for ConnectError {
             ConnectError::Timeout { seconds } => write!(
                 f,
                 "timed out after {seconds} s waiting for initialize and tools/list; the server may be slow to start: raise `connect_timeout` in its entry (now {seconds} s)"
+            ),
+            ConnectError::NotMcp { line } => write!(
+                f,
+                "the server wrote something that is not MCP JSON-RPC to stdout ('{line}'); stdout must carry only MCP messages (a server logs to stderr)"
             ),
             ConnectError::Protocol { message } => {
                 write!(f, "the MCP handshake failed: {message}")
@@ -260,6 +275,69 @@ impl Drop for ChildGuard {
 /// The last lines a child wrote to stderr.
 pub(crate) type StderrTail = Arc<Mutex<VecDeque<String>>>;
 
+/// The first stdout line of a server that was not JSON-RPC.
+pub(crate) type NoiseSlot = Arc<Mutex<Option<String>>>;
+
+/// A spawned child with what is known about its output.
+pub(crate) struct ChildParts {
+    guard: Arc<Mutex<ChildGuard>>,
+    tail: StderrTail,
+    noise: NoiseSlot,
+}
+
+/// Where `open_stdio` leaves the child as soon as it runs, so a caller whose
+/// connect timed out can still inspect and kill it.
+pub(crate) type ChildSlot = Mutex<Option<ChildParts>>;
+
+/// Longest stdout noise line kept for an error message, in characters.
+const NOISE_CHARS: usize = 200;
+
+/// Passes the child's stdout on to rmcp line by line, dropping (and
+/// logging) lines that cannot be JSON-RPC, so a chatty server gets a clear
+/// error instead of a silent timeout.
+fn filter_stdout(
+    stdout: tokio::process::ChildStdout,
+    server: String,
+    redactor: Redactor,
+    noise: NoiseSlot,
+) -> tokio::io::DuplexStream {
+    use tokio::io::AsyncWriteExt;
+    let (mut writer, reader) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move {
+        let mut input = tokio::io::BufReader::with_capacity(1 << 16, stdout);
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            match input.read_until(b'\n', &mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            match buf.iter().find(|b| !b.is_ascii_whitespace()) {
+                None => continue,
+                Some(b'{') | Some(b'[') => {
+                    if writer.write_all(&buf).await.is_err() {
+                        break;
+                    }
+                }
+                Some(_) => {
+                    let text: String = String::from_utf8_lossy(&buf)
+                        .trim()
+                        .chars()
+                        .take(NOISE_CHARS)
+                        .collect();
+                    let text = redactor.redact(&text);
+                    tracing::warn!(server = %server, "ignored a stdout line that is not JSON-RPC: {text}");
+                    if let Ok(mut n) = noise.lock() {
+                        n.get_or_insert(text);
+                    }
+                }
+            }
+        }
+        // Dropping the writer ends rmcp's input.
+    });
+    reader
+}
+
 /// A live MCP session with one server.
 pub(crate) struct Opened {
     /// The running rmcp client service (owns the transport).
@@ -271,7 +349,7 @@ pub(crate) struct Opened {
 }
 
 /// Waits up to [`EXIT_GRACE`] for the child to exit; returns its status.
-async fn exit_status(child: &Arc<Mutex<ChildGuard>>) -> Option<String> {
+pub(crate) async fn exit_status(child: &Arc<Mutex<ChildGuard>>) -> Option<String> {
     let deadline = tokio::time::Instant::now() + EXIT_GRACE;
     loop {
         if let Some(s) = child.lock().ok()?.exited() {
@@ -315,7 +393,7 @@ pub(crate) async fn open_stdio(
     spec: &ServerSpec,
     redactor: &Redactor,
     handler: Handler,
-    child_slot: &Mutex<Option<(Arc<Mutex<ChildGuard>>, StderrTail)>>,
+    child_slot: &ChildSlot,
 ) -> Result<Opened, ConnectError> {
     let Transport::Stdio {
         command,
@@ -341,7 +419,13 @@ pub(crate) async fn open_stdio(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut wrap = CommandWrap::from(cmd);
-    wrap.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
+    // Its own process group (a job object on Windows), so killing it also
+    // ends what it started (npx → node, uvx → python).
+    #[cfg(unix)]
+    wrap.wrap(ProcessGroup::leader());
+    #[cfg(windows)]
+    wrap.wrap(process_wrap::tokio::JobObject);
+    wrap.wrap(KillOnDrop);
     let mut child = wrap.spawn().map_err(|e| ConnectError::Spawn {
         command: command.clone(),
         message: e.to_string(),
@@ -351,7 +435,12 @@ pub(crate) async fn open_stdio(
     let stderr = child.stderr().take();
     let guard = Arc::new(Mutex::new(ChildGuard { child: Some(child) }));
     let tail: StderrTail = Arc::new(Mutex::new(VecDeque::new()));
-    *child_slot.lock().expect("child slot") = Some((guard.clone(), tail.clone()));
+    let noise: NoiseSlot = Arc::new(Mutex::new(None));
+    *child_slot.lock().expect("child slot") = Some(ChildParts {
+        guard: guard.clone(),
+        tail: tail.clone(),
+        noise: noise.clone(),
+    });
     let (Some(stdin), Some(stdout)) = (stdin, stdout) else {
         return Err(ConnectError::Spawn {
             command: command.clone(),
@@ -376,7 +465,16 @@ pub(crate) async fn open_stdio(
             }
         });
     }
-    match handler.serve((stdout, stdin)).await {
+    let stdout = filter_stdout(stdout, spec.name.clone(), redactor.clone(), noise.clone());
+    // rmcp drops stdio messages over 16 MiB by default, which would leave a
+    // call with a big result unanswered until its timeout; allow up to
+    // [`MIN_STDIO_MESSAGE_BYTES`] or 4 × max_result_bytes, and let the client
+    // cut the result to max_result_bytes afterwards.
+    let max_line = MIN_STDIO_MESSAGE_BYTES.max(spec.max_result_bytes.saturating_mul(4));
+    let transport =
+        rmcp::transport::async_rw::AsyncRwTransport::<RoleClient, _, _>::new(stdout, stdin)
+            .with_max_line_length(max_line);
+    match handler.serve(transport).await {
         Ok(service) => {
             let peer = service.peer().clone();
             Ok(Opened {
@@ -403,9 +501,12 @@ pub(crate) async fn open_stdio(
                     stderr: (!lines.is_empty())
                         .then(|| lines[lines.len().saturating_sub(3)..].join(" | ")),
                 }),
-                None => Err(ConnectError::Protocol {
-                    message: e.to_string(),
-                }),
+                None => match noise.lock().ok().and_then(|n| n.clone()) {
+                    Some(line) => Err(ConnectError::NotMcp { line }),
+                    None => Err(ConnectError::Protocol {
+                        message: e.to_string(),
+                    }),
+                },
             }
         }
     }
@@ -463,15 +564,8 @@ pub(crate) async fn open_http(spec: &ServerSpec, handler: Handler) -> Result<Ope
     let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
     let mut custom = std::collections::HashMap::new();
     for (name, value) in headers {
-        if name.eq_ignore_ascii_case("authorization") {
-            // rmcp sends `Authorization: Bearer <token>` itself.
-            let token = value
-                .strip_prefix("Bearer ")
-                .or_else(|| value.strip_prefix("bearer "))
-                .unwrap_or(value);
-            config = config.auth_header(token.trim().to_string());
-            continue;
-        }
+        // Every header, `Authorization` (Bearer or Basic) included, is sent
+        // verbatim; rmcp reserves only its own protocol headers.
         let n = http::HeaderName::from_bytes(name.as_bytes()).map_err(|_| ConnectError::Http {
             url: url.clone(),
             message: format!("header name '{name}' is not valid"),
@@ -495,19 +589,43 @@ pub(crate) async fn open_http(spec: &ServerSpec, handler: Handler) -> Result<Ope
         }
         Err(e) => Err(ConnectError::Http {
             url: url.clone(),
-            message: e.to_string(),
+            message: tidy_http_error(&e.to_string()),
         }),
     }
 }
 
+/// Turns rmcp's HTTP handshake error into a sentence: internal type names
+/// dropped, a 401/403 explained.
+fn tidy_http_error(raw: &str) -> String {
+    static TYPE_NAME: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"Send message error Transport \[[^\]]*\] error: |, when send initialize request",
+        )
+        .expect("pattern")
+    });
+    let text = TYPE_NAME
+        .replace_all(raw, "")
+        .trim()
+        .trim_end_matches(':')
+        .to_string();
+    for (code, what) in [
+        ("HTTP 401", "401 Unauthorized"),
+        ("HTTP 403", "403 Forbidden"),
+    ] {
+        if text.contains(code) {
+            return format!(
+                "the server refused the credentials (HTTP {what}); check this entry's `headers` (Authorization)"
+            );
+        }
+    }
+    text
+}
+
 /// After a connect timeout: the error, refined by what the child did (it may
 /// have exited, or a launcher may have reported a missing package).
-pub(crate) async fn timeout_error(
-    spec: &ServerSpec,
-    child: Option<(Arc<Mutex<ChildGuard>>, StderrTail)>,
-) -> ConnectError {
+pub(crate) async fn timeout_error(spec: &ServerSpec, child: Option<ChildParts>) -> ConnectError {
     let seconds = spec.connect_timeout.as_secs_f64();
-    let Some((guard, tail)) = child else {
+    let Some(ChildParts { guard, tail, noise }) = child else {
         return ConnectError::Timeout { seconds };
     };
     let lines: Vec<String> = tail
@@ -528,7 +646,10 @@ pub(crate) async fn timeout_error(
             status,
             stderr: (!lines.is_empty()).then(|| lines[lines.len().saturating_sub(3)..].join(" | ")),
         },
-        None => ConnectError::Timeout { seconds },
+        None => match noise.lock().ok().and_then(|n| n.clone()) {
+            Some(line) => ConnectError::NotMcp { line },
+            None => ConnectError::Timeout { seconds },
+        },
     }
 }
 

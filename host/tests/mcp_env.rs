@@ -1,0 +1,94 @@
+//! The filtered environment of a stdio child (`spec/mcp-client.md` §4),
+//! checked through a real child: a shell that records its environment and
+//! then becomes the git MCP server, so the connection itself succeeds.
+//! One test per binary: it sets variables of this process.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use wasmgate::manifest::server::{ServerSpec, ToolFilter, Transport};
+use wasmgate::mcp::{ConnectionState, McpClient};
+
+fn git_server_bin() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>");
+    let bin = dir.join(format!("git-mcp-server{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        bin.is_file(),
+        "{} is missing: build it first with `cargo build -p git-mcp-server`",
+        bin.display()
+    );
+    bin
+}
+
+#[tokio::test]
+async fn stdio_child_sees_only_baseline_env_passthrough_and_its_own_env() {
+    // SAFETY: this binary has this single test, and these are set before any
+    // thread of ours reads the environment.
+    unsafe {
+        std::env::set_var("OPENAI_API_KEY", "sk-host-secret-must-not-leak");
+        std::env::set_var("HTTPS_PROXY", "http://proxy.invalid:3128");
+        std::env::set_var("WASMGATE_TEST_PASSED", "passed-through");
+    }
+    let out = tempfile::tempdir().unwrap();
+    let dump = out.path().join("env.txt");
+    let mut env = BTreeMap::new();
+    env.insert("SERVER_OWN".to_string(), "own-value".to_string());
+    env.insert("ENV_DUMP".to_string(), dump.display().to_string());
+    let spec = ServerSpec {
+        name: "envcheck".into(),
+        plugin: None,
+        enabled: true,
+        transport: Transport::Stdio {
+            command: "sh".into(),
+            args: vec![
+                "-c".into(),
+                "env > \"$ENV_DUMP\"; exec \"$0\"".into(),
+                git_server_bin().display().to_string(),
+            ],
+            env,
+            env_passthrough: vec!["WASMGATE_TEST_PASSED".into()],
+        },
+        timeout: Duration::from_secs(30),
+        connect_timeout: Duration::from_secs(30),
+        tools: ToolFilter::default(),
+        max_result_bytes: 1 << 20,
+        declaration: None,
+    };
+    let client = McpClient::new();
+    client.connect_all(&[spec], |_| true).await;
+    assert_eq!(
+        client.status()[0].state,
+        ConnectionState::Connected,
+        "{:?}",
+        client.status()
+    );
+    let seen = std::fs::read_to_string(&dump).unwrap();
+    let names: Vec<&str> = seen.lines().filter_map(|l| l.split('=').next()).collect();
+    assert!(seen.contains("SERVER_OWN=own-value"), "{seen}");
+    assert!(
+        seen.contains("WASMGATE_TEST_PASSED=passed-through"),
+        "{seen}"
+    );
+    assert!(names.contains(&"PATH"), "{seen}");
+    assert!(
+        !seen.contains("sk-host-secret"),
+        "host secret leaked: {seen}"
+    );
+    assert!(!names.contains(&"HTTPS_PROXY"), "proxy leaked: {seen}");
+    for name in names {
+        let allowed = wasmgate::mcp::env::is_baseline(name)
+            || ["SERVER_OWN", "ENV_DUMP", "WASMGATE_TEST_PASSED"].contains(&name)
+            // Set by the shell itself.
+            || ["PWD", "SHLVL", "_", "OLDPWD"].contains(&name);
+        assert!(
+            allowed,
+            "unexpected variable {name} in the child's environment"
+        );
+    }
+    client.shutdown().await;
+}

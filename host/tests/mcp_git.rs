@@ -1,0 +1,383 @@
+//! The MCP client against our real git MCP server (`example-plugins/git-mcp-server`),
+//! spawned as a real child process: discovery, naming, calls, gating,
+//! collisions, reconnect and shutdown (`spec/mcp-client.md` §2, §3, §6).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use wasmgate::manifest::server::{ServerSpec, ToolFilter, Transport};
+use wasmgate::mcp::{ClientOptions, ConnectionState, McpClient, ReconnectPolicy, naming};
+
+/// `target/<profile>/git-mcp-server`, next to this test's `deps/` folder.
+fn git_server_bin() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile> folder");
+    let bin = dir.join(format!("git-mcp-server{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        bin.is_file(),
+        "{} is missing: build it first with `cargo build -p git-mcp-server` (or run `cargo test --workspace`)",
+        bin.display()
+    );
+    bin
+}
+
+fn spec(name: &str, command: &str, args: &[&str]) -> ServerSpec {
+    ServerSpec {
+        name: name.to_string(),
+        plugin: Some("git".to_string()),
+        enabled: true,
+        transport: Transport::Stdio {
+            command: command.to_string(),
+            args: args.iter().map(|a| a.to_string()).collect(),
+            env: BTreeMap::new(),
+            env_passthrough: vec![],
+        },
+        timeout: Duration::from_secs(30),
+        connect_timeout: Duration::from_secs(30),
+        tools: ToolFilter::default(),
+        max_result_bytes: 8 * 1024 * 1024,
+        declaration: None,
+    }
+}
+
+fn git_spec(name: &str) -> ServerSpec {
+    spec(name, git_server_bin().to_str().unwrap(), &[])
+}
+
+fn run(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "Test Author")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "Test Author")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A temp repository with two commits and one uncommitted file.
+fn temp_repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    run(dir.path(), &["init", "-q", "-b", "main"]);
+    std::fs::write(dir.path().join("a.txt"), "one\n").unwrap();
+    run(dir.path(), &["add", "a.txt"]);
+    run(dir.path(), &["commit", "-q", "-m", "first commit"]);
+    std::fs::write(dir.path().join("a.txt"), "one\ntwo\n").unwrap();
+    run(dir.path(), &["commit", "-q", "-am", "second commit"]);
+    std::fs::write(dir.path().join("new.txt"), "x\n").unwrap();
+    dir
+}
+
+fn alive(pid: u32) -> bool {
+    // A zombie still has /proc/<pid>; read its state.
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(s) => !s
+            .split(") ")
+            .nth(1)
+            .is_some_and(|rest| rest.starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+async fn wait_until(mut f: impl FnMut() -> bool, what: &str) {
+    for _ in 0..300 {
+        if f() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("gave up waiting for: {what}");
+}
+
+#[tokio::test]
+async fn git_server_tools_are_listed_and_called_on_a_real_repo() {
+    let repo = temp_repo();
+    let client = McpClient::new();
+    let report = client.connect_all(&[git_spec("git")], |_| true).await;
+    assert_eq!(report.connected, vec!["git"], "{report:?}");
+    assert!(report.failed.is_empty());
+
+    let names: Vec<String> = client.tools().into_iter().map(|t| t.name).collect();
+    for want in [
+        "mcp_git_status",
+        "mcp_git_log",
+        "mcp_git_branch",
+        "mcp_git_show",
+        "mcp_git_diff",
+    ] {
+        assert!(
+            names.contains(&want.to_string()),
+            "{want} missing from {names:?}"
+        );
+    }
+    let log = client.tool("mcp_git_log").unwrap();
+    assert_eq!(log.original_name, "log");
+    assert_eq!(log.server, "git");
+    assert_eq!(log.read_only, Some(true));
+    assert!(
+        log.input_schema["properties"]["max_count"].is_object(),
+        "{}",
+        log.input_schema
+    );
+
+    let path = repo.path().to_str().unwrap();
+    let r = client
+        .call(
+            "mcp_git_log",
+            serde_json::json!({"path": path, "max_count": 1}),
+        )
+        .await
+        .unwrap();
+    assert!(!r.is_error);
+    assert!(r.text().contains("second commit"), "{}", r.text());
+    assert!(
+        !r.text().contains("first commit"),
+        "max_count ignored: {}",
+        r.text()
+    );
+    let commits = &r.structured_content.as_ref().unwrap()["commits"];
+    assert_eq!(commits.as_array().unwrap().len(), 1);
+    assert_eq!(commits[0]["author"], "Test Author");
+
+    let r = client
+        .call("mcp_git_status", serde_json::json!({"path": path}))
+        .await
+        .unwrap();
+    assert!(r.text().contains("## main"), "{}", r.text());
+    assert!(r.text().contains("?? new.txt"), "{}", r.text());
+
+    let r = client
+        .call(
+            "mcp_git_show",
+            serde_json::json!({"path": path, "revision": "HEAD~1"}),
+        )
+        .await
+        .unwrap();
+    assert!(r.text().contains("first commit"), "{}", r.text());
+
+    // A folder that is not a repository: a tool error, not a protocol error.
+    let plain = tempfile::tempdir().unwrap();
+    let r = client
+        .call(
+            "mcp_git_status",
+            serde_json::json!({"path": plain.path().to_str().unwrap()}),
+        )
+        .await
+        .unwrap();
+    assert!(r.is_error);
+    assert!(r.text().contains("is not a git repository"), "{}", r.text());
+
+    // Option injection is refused.
+    let r = client
+        .call(
+            "mcp_git_show",
+            serde_json::json!({"path": path, "revision": "--output=/tmp/x"}),
+        )
+        .await
+        .unwrap();
+    assert!(r.is_error, "{}", r.text());
+
+    // Bad arguments and unknown tools are caller errors.
+    assert!(
+        client
+            .call("mcp_git_log", serde_json::json!([1]))
+            .await
+            .is_err()
+    );
+    let e = client
+        .call("mcp_git_nope", serde_json::Value::Null)
+        .await
+        .unwrap_err();
+    assert!(e.to_string().contains("mcp_git_nope"));
+
+    let status = client.status();
+    assert_eq!(status.len(), 1);
+    assert_eq!(status[0].state, ConnectionState::Connected);
+    assert_eq!(status[0].tool_count, 5);
+    assert_eq!(status[0].transport, "stdio");
+    assert!(
+        status[0]
+            .server_info
+            .as_deref()
+            .unwrap()
+            .starts_with("git-mcp-server")
+    );
+    let pid = status[0].pid.expect("stdio child pid");
+    assert!(alive(pid));
+
+    client.shutdown().await;
+    assert!(client.tools().is_empty());
+    wait_until(
+        || !alive(pid),
+        "the git server process to end after shutdown",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn discovery_is_idempotent_and_filters_apply() {
+    let client = McpClient::new();
+    let mut s = git_spec("git");
+    s.tools = ToolFilter {
+        include: None,
+        exclude: vec!["d*".into(), "show".into()],
+    };
+    client.connect_all(std::slice::from_ref(&s), |_| true).await;
+    let pid = client.status()[0].pid.unwrap();
+    let mut names: Vec<String> = client.tools().into_iter().map(|t| t.name).collect();
+    names.sort();
+    assert_eq!(
+        names,
+        vec!["mcp_git_branch", "mcp_git_log", "mcp_git_status"]
+    );
+
+    // Again: nothing new is spawned.
+    let report = client.connect_all(std::slice::from_ref(&s), |_| true).await;
+    assert_eq!(report.already_connected, vec!["git"]);
+    assert!(report.connected.is_empty());
+    assert_eq!(client.status()[0].pid, Some(pid));
+
+    // include wins; include: [] offers none.
+    s.tools = ToolFilter {
+        include: Some(vec![]),
+        exclude: vec![],
+    };
+    client.connect_all(std::slice::from_ref(&s), |_| true).await;
+    assert!(client.tools().is_empty());
+    assert_eq!(client.status()[0].state, ConnectionState::Connected);
+    client.shutdown().await;
+}
+
+#[tokio::test]
+async fn not_offerable_and_disabled_servers_are_never_spawned() {
+    let marker_dir = tempfile::tempdir().unwrap();
+    let gated_marker = marker_dir.path().join("gated");
+    let disabled_marker = marker_dir.path().join("disabled");
+    let script = |m: &Path| format!("touch '{}'; exec sleep 30", m.display());
+    let gated = spec("blender", "sh", &["-c", &script(&gated_marker)]);
+    let mut disabled = spec("off", "sh", &["-c", &script(&disabled_marker)]);
+    disabled.enabled = false;
+
+    let client = McpClient::new();
+    let report = client
+        .connect_all(&[git_spec("git"), gated, disabled], |s| s.name != "blender")
+        .await;
+    assert_eq!(report.gated, vec!["blender"]);
+    assert_eq!(report.disabled, vec!["off"]);
+    assert_eq!(report.connected, vec!["git"]);
+    let states: Vec<(String, ConnectionState)> = client
+        .status()
+        .into_iter()
+        .map(|s| (s.name, s.state))
+        .collect();
+    assert_eq!(
+        states,
+        vec![
+            ("git".into(), ConnectionState::Connected),
+            ("blender".into(), ConnectionState::Gated),
+            ("off".into(), ConnectionState::Disabled),
+        ]
+    );
+    assert!(!gated_marker.exists(), "a gated server was spawned");
+    assert!(!disabled_marker.exists(), "a disabled server was spawned");
+    assert!(client.tools().iter().all(|t| t.server == "git"));
+
+    // The gate closes on a connected server: its session ends, its tools go.
+    let pid = client.status()[0].pid.unwrap();
+    client.connect_all(&[git_spec("git")], |_| false).await;
+    assert_eq!(client.status()[0].state, ConnectionState::Gated);
+    assert!(client.tools().is_empty());
+    wait_until(|| !alive(pid), "the gated server's process to end").await;
+    client.shutdown().await;
+}
+
+#[tokio::test]
+async fn colliding_names_keep_the_first_configured_server() {
+    // "git-x" and "git_x" both want mcp_git_x_status.
+    let client = McpClient::new();
+    client
+        .connect_all(&[git_spec("git-x"), git_spec("git_x")], |_| true)
+        .await;
+    let first = client
+        .tool("mcp_git_x_status")
+        .expect("plain name registered");
+    assert_eq!(first.server, "git-x");
+    let hashed = naming::hashed_name("git_x", "status");
+    let second = client.tool(&hashed).expect("hashed name registered");
+    assert_eq!(second.server, "git_x");
+    assert_eq!(second.original_name, "status");
+    assert_eq!(client.tools().len(), 10);
+
+    let status = client.status();
+    assert!(status[0].collisions.is_empty());
+    assert_eq!(status[1].collisions.len(), 5);
+    assert_eq!(status[1].collisions[0].kept_by, "git-x");
+
+    // The hashed tool really dispatches to its own server.
+    let r = client.call(&hashed, serde_json::json!({})).await.unwrap();
+    assert!(!r.text().is_empty());
+    client.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_killed_server_is_failed_then_reconnected() {
+    let client = McpClient::with_options(ClientOptions {
+        reconnect: ReconnectPolicy {
+            attempts: 3,
+            initial_delay: Duration::from_millis(20),
+            max_delay: Duration::from_millis(100),
+            probe_interval: None,
+        },
+        ..Default::default()
+    });
+    client.connect_all(&[git_spec("git")], |_| true).await;
+    let pid = client.status()[0].pid.unwrap();
+    let killed = Command::new("kill")
+        .arg("-9")
+        .arg(pid.to_string())
+        .status()
+        .unwrap();
+    assert!(killed.success());
+
+    wait_until(
+        || {
+            let s = &client.status()[0];
+            s.state == ConnectionState::Connected && s.pid.is_some_and(|p| p != pid)
+        },
+        "the server to reconnect with a new process",
+    )
+    .await;
+    assert_eq!(client.tools().len(), 5);
+    let r = client
+        .call("mcp_git_branch", serde_json::json!({}))
+        .await
+        .unwrap();
+    assert!(!r.is_error || r.text().contains("not a git repository"));
+    client.shutdown().await;
+}
+
+#[tokio::test]
+async fn dropping_the_client_ends_its_servers() {
+    let client = McpClient::new();
+    client.connect_all(&[git_spec("git")], |_| true).await;
+    let pid = client.status()[0].pid.unwrap();
+    assert!(alive(pid));
+    drop(client);
+    wait_until(
+        || !alive(pid),
+        "the server to end when the client is dropped",
+    )
+    .await;
+}

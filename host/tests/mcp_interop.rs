@@ -1,0 +1,519 @@
+//! Interop with real third-party MCP servers (issue 5): the reference
+//! `@modelcontextprotocol/server-everything` over stdio and over streamable
+//! HTTP on 127.0.0.1, and the Python `mcp-server-time` over stdio.
+//!
+//! These need the servers installed from npm / PyPI, so they are ignored by
+//! default. Install them (versions pinned) and run:
+//!
+//! ```sh
+//! D=/tmp/mcp-interop; mkdir -p $D && cd $D
+//! npm install --no-audit --no-fund @modelcontextprotocol/server-everything@2026.8.31
+//! python3 -m venv venv && venv/bin/pip install mcp-server-time==2026.10.19
+//! WASMGATE_INTEROP_DIR=$D cargo test -p wasmgate --test mcp_interop -- --ignored
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use wasmgate::manifest::server::{ServerSpec, ToolFilter, Transport};
+use wasmgate::mcp::{CallError, ConnectionState, McpClient};
+
+fn interop_dir() -> PathBuf {
+    let dir = std::env::var("WASMGATE_INTEROP_DIR").expect(
+        "WASMGATE_INTEROP_DIR is not set: install the third-party servers as the header of tests/mcp_interop.rs shows",
+    );
+    PathBuf::from(dir)
+}
+
+fn everything_js() -> String {
+    let p =
+        interop_dir().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(p.is_file(), "{} is missing (npm install step)", p.display());
+    p.display().to_string()
+}
+
+fn spec(name: &str, transport: Transport) -> ServerSpec {
+    ServerSpec {
+        name: name.to_string(),
+        plugin: None,
+        enabled: true,
+        transport,
+        timeout: Duration::from_secs(30),
+        connect_timeout: Duration::from_secs(60),
+        tools: ToolFilter::default(),
+        max_result_bytes: 8 << 20,
+        declaration: None,
+    }
+}
+
+fn stdio(command: &str, args: &[&str], env: &[(&str, &str)]) -> Transport {
+    Transport::Stdio {
+        command: command.to_string(),
+        args: args.iter().map(|a| a.to_string()).collect(),
+        env: env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        env_passthrough: vec![],
+    }
+}
+
+fn block_types(r: &wasmgate::mcp::CallResult) -> Vec<String> {
+    r.content
+        .iter()
+        .map(|b| b["type"].as_str().unwrap_or("?").to_string())
+        .collect()
+}
+
+/// The shared checks against server-everything, whichever transport.
+async fn exercise_everything(client: &McpClient, server: &str) {
+    let tools = client.tools();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    let n = |t: &str| format!("mcp_{server}_{t}");
+    for want in [
+        "echo",
+        "get_sum",
+        "get_tiny_image",
+        "get_structured_content",
+        "get_resource_links",
+    ] {
+        assert!(
+            names.contains(&n(want).as_str()),
+            "{} missing: {names:?}",
+            n(want)
+        );
+    }
+    assert_eq!(
+        client.tool(&n("get_tiny_image")).unwrap().original_name,
+        "get-tiny-image"
+    );
+
+    let r = client
+        .call(&n("echo"), serde_json::json!({"message": "hello wasmgate"}))
+        .await
+        .unwrap();
+    assert!(r.text().contains("hello wasmgate"), "{}", r.text());
+
+    let r = client
+        .call(&n("get_sum"), serde_json::json!({"a": 2, "b": 40}))
+        .await
+        .unwrap();
+    assert!(r.text().contains("42"), "{}", r.text());
+
+    let r = client
+        .call(&n("get_tiny_image"), serde_json::json!({}))
+        .await
+        .unwrap();
+    let types = block_types(&r);
+    assert!(types.contains(&"image".to_string()), "{types:?}");
+    let img = r.content.iter().find(|b| b["type"] == "image").unwrap();
+    assert_eq!(img["mimeType"], "image/png");
+    assert!(img["data"].as_str().unwrap().len() > 100);
+
+    let r = client
+        .call(
+            &n("get_structured_content"),
+            serde_json::json!({"location": "Chicago"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.structured_content.as_ref().unwrap()["temperature"], 36);
+
+    let r = client
+        .call(&n("get_resource_links"), serde_json::json!({"count": 2}))
+        .await
+        .unwrap();
+    assert!(
+        block_types(&r).iter().any(|t| t == "resource_link"),
+        "{:?}",
+        block_types(&r)
+    );
+
+    let r = client
+        .call(
+            &n("get_resource_reference"),
+            serde_json::json!({"resourceType": "Text", "resourceId": 1}),
+        )
+        .await
+        .unwrap();
+    assert!(
+        block_types(&r).iter().any(|t| t == "resource"),
+        "{:?}",
+        block_types(&r)
+    );
+
+    // A call past its timeout is cancelled; the session stays usable.
+    let e = client
+        .call(
+            &n("trigger_long_running_operation"),
+            serde_json::json!({"duration": 30, "steps": 30}),
+        )
+        .await;
+    match e {
+        Err(CallError::Timeout { seconds, .. }) => assert_eq!(seconds, 1.0),
+        other => panic!("expected a timeout, got {other:?}"),
+    }
+    let r = client
+        .call(&n("echo"), serde_json::json!({"message": "still here"}))
+        .await
+        .unwrap();
+    assert!(r.text().contains("still here"));
+}
+
+#[tokio::test]
+#[ignore = "needs server-everything from npm; see the file header"]
+async fn server_everything_over_stdio() {
+    let js = everything_js();
+    let mut s = spec(
+        "everything",
+        stdio(
+            "node",
+            &[&js, "stdio"],
+            &[("EVERYTHING_SECRET", "given-by-config-1234")],
+        ),
+    );
+    s.timeout = Duration::from_secs(1);
+    let client = McpClient::new();
+    let report = client.connect_all(&[s], |_| true).await;
+    assert_eq!(report.connected, vec!["everything"], "{report:?}");
+    exercise_everything(&client, "everything").await;
+
+    // Its get-env tool shows the filtered environment; the configured
+    // literal secret is redacted from the successful result.
+    let r = client
+        .call("mcp_everything_get_env", serde_json::json!({}))
+        .await
+        .unwrap();
+    let text = r.text();
+    assert!(text.contains("EVERYTHING_SECRET"), "{text}");
+    assert!(!text.contains("given-by-config-1234"), "{text}");
+    assert!(
+        !text.contains("CARGO_MANIFEST_DIR"),
+        "host variable leaked: {text}"
+    );
+    client.shutdown().await;
+}
+
+#[tokio::test]
+#[ignore = "needs server-everything from npm; see the file header"]
+async fn server_everything_over_streamable_http() {
+    let js = everything_js();
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    // The server listens on every interface by default; a preload pins it
+    // to 127.0.0.1.
+    let tmp = tempfile::tempdir().unwrap();
+    let preload = tmp.path().join("loopback.mjs");
+    std::fs::write(
+        &preload,
+        "import http from 'node:http';\n\
+         const listen = http.Server.prototype.listen;\n\
+         http.Server.prototype.listen = function (port, ...rest) {\n\
+           const cb = rest.find((a) => typeof a === 'function');\n\
+           return listen.call(this, Number(port), '127.0.0.1', cb);\n\
+         };\n",
+    )
+    .unwrap();
+    let mut child = tokio::process::Command::new("node")
+        .arg("--import")
+        .arg(&preload)
+        .arg(&js)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("node runs");
+    // Wait until it listens.
+    let mut up = false;
+    for _ in 0..200 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            up = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(up, "server-everything did not listen on 127.0.0.1:{port}");
+
+    let mut headers = BTreeMap::new();
+    headers.insert("X-Wasmgate-Test".to_string(), "1".to_string());
+    let mut s = spec(
+        "every_http",
+        Transport::Http {
+            url: format!("http://127.0.0.1:{port}/mcp"),
+            headers,
+        },
+    );
+    s.timeout = Duration::from_secs(1);
+    let client = McpClient::new();
+    let report = client.connect_all(&[s], |_| true).await;
+    assert_eq!(report.connected, vec!["every_http"], "{report:?}");
+    assert_eq!(client.status()[0].transport, "http");
+    exercise_everything(&client, "every_http").await;
+    client.shutdown().await;
+    child.kill().await.ok();
+}
+
+#[tokio::test]
+#[ignore = "needs mcp-server-time from PyPI; see the file header"]
+async fn python_time_server_over_stdio() {
+    let bin = interop_dir().join("venv/bin/mcp-server-time");
+    assert!(
+        bin.is_file(),
+        "{} is missing (pip install step)",
+        bin.display()
+    );
+    let client = McpClient::new();
+    let report = client
+        .connect_all(
+            &[spec(
+                "time",
+                stdio(bin.to_str().unwrap(), &["--local-timezone", "UTC"], &[]),
+            )],
+            |_| true,
+        )
+        .await;
+    assert_eq!(report.connected, vec!["time"], "{report:?}");
+    assert_eq!(client.status()[0].state, ConnectionState::Connected);
+    assert!(client.tool("mcp_time_get_current_time").is_some());
+    assert!(client.tool("mcp_time_convert_time").is_some());
+    let r = client
+        .call(
+            "mcp_time_get_current_time",
+            serde_json::json!({"timezone": "Europe/Berlin"}),
+        )
+        .await
+        .unwrap();
+    assert!(!r.is_error, "{}", r.text());
+    assert!(r.text().contains("Europe/Berlin"), "{}", r.text());
+    // A bad timezone is the tool's own error.
+    let r = client
+        .call(
+            "mcp_time_get_current_time",
+            serde_json::json!({"timezone": "Not/AZone"}),
+        )
+        .await
+        .unwrap();
+    assert!(r.is_error, "{}", r.text());
+    client.shutdown().await;
+}
+
+/// A stand-in LLM: answers with the prompt it got and the limits it was given.
+struct FakeLlm;
+
+impl wasmgate::mcp::sampling::SamplingProvider for FakeLlm {
+    fn default_model(&self) -> String {
+        "fake-llm-1".to_string()
+    }
+    fn create_message(
+        &self,
+        request: wasmgate::mcp::sampling::SamplingRequest,
+    ) -> wasmgate::mcp::sampling::SamplingFuture<'_> {
+        Box::pin(async move {
+            let prompt = request.messages[0]["content"]["text"]
+                .as_str()
+                .unwrap_or("")
+                .to_string();
+            Ok(wasmgate::mcp::sampling::SamplingResponse {
+                model: request.model.clone(),
+                stop_reason: Some("endTurn".into()),
+                message: serde_json::json!({
+                    "role": "assistant",
+                    "content": {"type": "text", "text": format!("echoed <{prompt}> max_tokens={}", request.max_tokens)}
+                }),
+                tokens_used: 11,
+            })
+        })
+    }
+}
+
+#[tokio::test]
+#[ignore = "needs server-everything from npm; see the file header"]
+async fn sampling_through_server_everything() {
+    let js = everything_js();
+    let s = spec("everything", stdio("node", &[&js, "stdio"], &[]));
+
+    // Without a provider the capability is not advertised, so the server
+    // does not even offer its sampling tool.
+    let plain = McpClient::new();
+    plain.connect_all(std::slice::from_ref(&s), |_| true).await;
+    assert!(
+        plain
+            .tool("mcp_everything_trigger_sampling_request")
+            .is_none()
+    );
+    plain.shutdown().await;
+
+    let mut policies = std::collections::HashMap::new();
+    policies.insert(
+        "everything".to_string(),
+        wasmgate::mcp::sampling::SamplingConfig {
+            max_tokens_cap: 64,
+            max_rpm: 1,
+            ..Default::default()
+        },
+    );
+    let client = McpClient::with_options(wasmgate::mcp::ClientOptions {
+        sampling_provider: Some(std::sync::Arc::new(FakeLlm)),
+        sampling: policies,
+        ..Default::default()
+    });
+    client.connect_all(&[s], |_| true).await;
+    let r = client
+        .call(
+            "mcp_everything_trigger_sampling_request",
+            serde_json::json!({"prompt": "what is 2+2", "maxTokens": 500}),
+        )
+        .await
+        .unwrap();
+    let text = r.text();
+    assert!(text.contains("what is 2+2"), "{text}");
+    assert!(text.contains("max_tokens=64"), "cap not applied: {text}");
+    assert!(text.contains("fake-llm-1"), "{text}");
+
+    // max_rpm = 1: the second request within the minute is refused.
+    let r = client
+        .call(
+            "mcp_everything_trigger_sampling_request",
+            serde_json::json!({"prompt": "again"}),
+        )
+        .await;
+    let refused = match &r {
+        Ok(r) => r.is_error && r.text().contains("rate limit"),
+        Err(e) => e.to_string().contains("rate limit"),
+    };
+    assert!(refused, "{r:?}");
+    let m = client.status()[0]
+        .sampling
+        .clone()
+        .expect("sampling metrics");
+    assert_eq!((m.requests, m.errors, m.tokens_used), (2, 1, 11));
+    client.shutdown().await;
+}
+
+/// A Python MCP server (the `mcp` SDK that mcp-server-time brings) whose
+/// `grow` tool adds a tool and sends `notifications/tools/list_changed`.
+const GROWING_SERVER: &str = r#"
+from mcp.server.mcpserver import MCPServer, Context
+server = MCPServer("dyn")
+@server.tool()
+async def grow(ctx: Context) -> str:
+    """Adds the tool `extra` and announces it."""
+    def extra() -> str:
+        """An added tool."""
+        return "extra here"
+    server.add_tool(extra, name="extra")
+    await ctx.session.send_tool_list_changed()
+    return "grown"
+server.run()
+"#;
+
+#[tokio::test]
+#[ignore = "needs the Python mcp SDK (installed with mcp-server-time); see the file header"]
+async fn tools_list_changed_refreshes_the_tools() {
+    let python = interop_dir().join("venv/bin/python");
+    assert!(
+        python.is_file(),
+        "{} is missing (venv step)",
+        python.display()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("grow.py");
+    std::fs::write(&script, GROWING_SERVER).unwrap();
+    let client = McpClient::new();
+    let report = client
+        .connect_all(
+            &[spec(
+                "dyn",
+                stdio(python.to_str().unwrap(), &[script.to_str().unwrap()], &[]),
+            )],
+            |_| true,
+        )
+        .await;
+    assert_eq!(report.connected, vec!["dyn"], "{report:?}");
+    assert!(client.tool("mcp_dyn_extra").is_none());
+    let r = client
+        .call("mcp_dyn_grow", serde_json::json!({}))
+        .await
+        .unwrap();
+    assert_eq!(r.text(), "grown");
+    let mut found = false;
+    for _ in 0..200 {
+        if client.tool("mcp_dyn_extra").is_some() {
+            found = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(
+        found,
+        "tools/list_changed did not refresh: {:?}",
+        client.tools()
+    );
+    let r = client
+        .call("mcp_dyn_extra", serde_json::json!({}))
+        .await
+        .unwrap();
+    assert_eq!(r.text(), "extra here");
+    assert_eq!(client.status()[0].tool_count, 2);
+    client.shutdown().await;
+}
+
+/// A Python MCP server with a tool that returns 20 MiB of text.
+const BIG_SERVER: &str = r#"
+from mcp.server.mcpserver import MCPServer
+server = MCPServer("big")
+@server.tool()
+def big() -> str:
+    """Returns 20 MiB of text."""
+    return "x" * (20 * 1024 * 1024)
+server.run()
+"#;
+
+#[tokio::test]
+#[ignore = "needs the Python mcp SDK (installed with mcp-server-time); see the file header"]
+async fn a_20_mib_result_is_cut_to_max_result_bytes() {
+    let python = interop_dir().join("venv/bin/python");
+    assert!(
+        python.is_file(),
+        "{} is missing (venv step)",
+        python.display()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("big.py");
+    std::fs::write(&script, BIG_SERVER).unwrap();
+    let mut s = spec(
+        "big",
+        stdio(python.to_str().unwrap(), &[script.to_str().unwrap()], &[]),
+    );
+    s.max_result_bytes = 1 << 20;
+    let client = McpClient::new();
+    let report = client.connect_all(&[s], |_| true).await;
+    assert_eq!(report.connected, vec!["big"], "{report:?}");
+    let r = client
+        .call("mcp_big_big", serde_json::json!({}))
+        .await
+        .unwrap();
+    assert!(
+        r.truncated_bytes > 19 * 1024 * 1024,
+        "{}",
+        r.truncated_bytes
+    );
+    let total: usize = r.content.iter().map(|b| b.to_string().len()).sum();
+    assert!(total <= (1 << 20) + 200, "{total}");
+    assert!(r.text().contains("[result truncated"), "note missing");
+    // The session is still fine afterwards.
+    let r = client
+        .call("mcp_big_big", serde_json::json!({}))
+        .await
+        .unwrap();
+    assert!(r.truncated_bytes > 0);
+    client.shutdown().await;
+}

@@ -1,0 +1,111 @@
+//! Nothing secret is printed (`spec/mcp-client.md` §4): secret env values and
+//! headers are configured, servers fail in ways that echo them, and every
+//! log line (debug level, rmcp's own included), every status field and every
+//! error is searched for them.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use wasmgate::manifest::server::{ServerSpec, ToolFilter, Transport};
+use wasmgate::mcp::McpClient;
+
+const SECRET_ENV: &str = "zq7-env-secret-value-5501";
+const SECRET_HEADER: &str = "hdr-secret-token-77aa91";
+const TOKEN_SHAPED: &str = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+
+/// A log sink shared with the test.
+#[derive(Clone, Default)]
+struct Sink(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn spec(name: &str, transport: Transport) -> ServerSpec {
+    ServerSpec {
+        name: name.to_string(),
+        plugin: None,
+        enabled: true,
+        transport,
+        timeout: Duration::from_secs(10),
+        connect_timeout: Duration::from_secs(10),
+        tools: ToolFilter::default(),
+        max_result_bytes: 1 << 20,
+        declaration: None,
+    }
+}
+
+#[tokio::test]
+async fn no_secret_reaches_logs_status_or_errors() {
+    let sink = Sink::default();
+    let writer = sink.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::DEBUG)
+        .with_ansi(false)
+        .with_writer(move || writer.clone())
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+
+    let mut env = BTreeMap::new();
+    env.insert("API_SECRET".to_string(), SECRET_ENV.to_string());
+    env.insert("GH".to_string(), TOKEN_SHAPED.to_string());
+    let leaky = spec(
+        "leaky",
+        Transport::Stdio {
+            command: "sh".into(),
+            args: vec![
+                "-c".into(),
+                "echo \"starting with $API_SECRET\" >&2; echo \"Authorization: Bearer $API_SECRET\" >&2; \
+                 echo \"token=$GH\" >&2; echo \"not json $API_SECRET\"; exit 4"
+                    .into(),
+            ],
+            env,
+            env_passthrough: vec![],
+        },
+    );
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let mut headers = BTreeMap::new();
+    headers.insert(
+        "Authorization".to_string(),
+        format!("Bearer {SECRET_HEADER}"),
+    );
+    headers.insert("X-Api-Key".to_string(), SECRET_HEADER.to_string());
+    let remote = spec(
+        "remote",
+        Transport::Http {
+            url: format!("http://127.0.0.1:{port}/mcp?key={SECRET_HEADER}"),
+            headers,
+        },
+    );
+
+    let client = McpClient::new();
+    let report = client.connect_all(&[leaky, remote], |_| true).await;
+    assert_eq!(report.failed.len(), 2, "{report:?}");
+    // Let the stderr readers finish.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    let status = serde_json::to_string(&client.status()).unwrap();
+    let report = serde_json::to_string(&report).unwrap();
+    let logs = String::from_utf8(sink.0.lock().unwrap().clone()).unwrap();
+    assert!(
+        logs.contains("starting with [REDACTED]"),
+        "stderr not logged: {logs}"
+    );
+    for (what, text) in [("status", &status), ("report", &report), ("logs", &logs)] {
+        for secret in [SECRET_ENV, SECRET_HEADER, TOKEN_SHAPED] {
+            assert!(!text.contains(secret), "{secret} appears in {what}: {text}");
+        }
+    }
+    client.shutdown().await;
+}
