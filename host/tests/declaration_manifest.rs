@@ -5,9 +5,7 @@
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use wasmgate::cli::check::{
-    EXIT_INVALID, EXIT_USAGE, EXIT_VALID, check_component_value, run_check,
-};
+use wasmgate::cli::check::{EXIT_INVALID, EXIT_USAGE, EXIT_VALID, report, run_check};
 use wasmgate::declaration::{OsFamily, Registry, VersionKind};
 use wasmgate::manifest::{
     ManifestContext, ManifestResult, SamplingLogLevel, SkillSource, Transport, load_config,
@@ -758,13 +756,22 @@ fn check_exit_codes() {
         r#"{"name": "p", "version": "1", "mcpServers": {"s": {"command": "x"}}}"#,
     );
     assert_eq!(run_check(&json, true), EXIT_VALID);
-    // The component hook accepts version.kind: custom; plugin.yaml does not.
+    // A component's manifest accepts version.kind: custom; plugin.yaml does not.
     let v: Value = yaml_serde::from_str(
         "{name: p, version: '1', mcp_servers: {s: {command: x, app: {linux: {presence: executable, location: /x, version: {kind: custom}}}, requires: {app: true, min_version: '1'}}}}",
     )
     .unwrap();
     assert_eq!(
-        check_component_value(&v, "p.wasm", dir.path(), true),
+        report(
+            &manifest_from_value(
+                &v,
+                &ManifestContext {
+                    allow_custom_version: true,
+                    ..ManifestContext::new("p.wasm", dir.path())
+                }
+            ),
+            true
+        ),
         EXIT_VALID
     );
     let custom = write(

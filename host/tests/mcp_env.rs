@@ -58,6 +58,7 @@ async fn stdio_child_sees_only_baseline_env_passthrough_and_its_own_env() {
         tools: ToolFilter::default(),
         max_result_bytes: 1 << 20,
         declaration: None,
+        sampling: Default::default(),
     };
     let client = McpClient::new();
     client.connect_all(&[spec], |_| true).await;

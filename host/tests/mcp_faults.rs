@@ -42,6 +42,7 @@ fn stdio(name: &str, command: &str, args: &[&str]) -> ServerSpec {
         tools: ToolFilter::default(),
         max_result_bytes: 1 << 20,
         declaration: None,
+        sampling: Default::default(),
     }
 }
 

@@ -42,6 +42,7 @@ fn spec(name: &str, command: &str, args: &[&str]) -> ServerSpec {
         tools: ToolFilter::default(),
         max_result_bytes: 8 * 1024 * 1024,
         declaration: None,
+        sampling: Default::default(),
     }
 }
 

@@ -44,6 +44,7 @@ fn spec(name: &str, transport: Transport) -> ServerSpec {
         tools: ToolFilter::default(),
         max_result_bytes: 8 << 20,
         declaration: None,
+        sampling: Default::default(),
     }
 }
 
@@ -351,18 +352,14 @@ async fn sampling_through_server_everything() {
     );
     plain.shutdown().await;
 
-    let mut policies = std::collections::HashMap::new();
-    policies.insert(
-        "everything".to_string(),
-        wasmgate::mcp::sampling::SamplingConfig {
-            max_tokens_cap: 64,
-            max_rpm: 1,
-            ..Default::default()
-        },
-    );
+    let mut s = s;
+    s.sampling = wasmgate::manifest::SamplingPolicy {
+        max_tokens_cap: 64,
+        max_rpm: 1,
+        ..Default::default()
+    };
     let client = McpClient::with_options(wasmgate::mcp::ClientOptions {
         sampling_provider: Some(std::sync::Arc::new(FakeLlm)),
-        sampling: policies,
         ..Default::default()
     });
     client.connect_all(&[s], |_| true).await;

@@ -40,6 +40,7 @@ fn spec(name: &str, transport: Transport) -> ServerSpec {
         tools: ToolFilter::default(),
         max_result_bytes: 1 << 20,
         declaration: None,
+        sampling: Default::default(),
     }
 }
 

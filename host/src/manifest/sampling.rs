@@ -52,6 +52,14 @@ pub struct SamplingPolicy {
     pub log_level: SamplingLogLevel,
 }
 
+impl SamplingPolicy {
+    /// Whether the sampling capability is offered to the server at all
+    /// (`enabled` and a non-zero `max_rpm`).
+    pub fn active(&self) -> bool {
+        self.enabled && self.max_rpm > 0
+    }
+}
+
 impl Default for SamplingPolicy {
     fn default() -> Self {
         SamplingPolicy {

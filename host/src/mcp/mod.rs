@@ -125,9 +125,6 @@ pub struct ClientOptions {
     /// The embedding agent's LLM for `sampling/createMessage` (§5); `None`
     /// (the plain CLI) = the sampling capability is not advertised.
     pub sampling_provider: Option<Arc<dyn sampling::SamplingProvider>>,
-    /// Sampling policy per configured server name; a server not listed gets
-    /// [`sampling::SamplingConfig::default`].
-    pub sampling: HashMap<String, sampling::SamplingConfig>,
 }
 
 impl fmt::Debug for ClientOptions {
@@ -135,7 +132,6 @@ impl fmt::Debug for ClientOptions {
         f.debug_struct("ClientOptions")
             .field("reconnect", &self.reconnect)
             .field("sampling_provider", &self.sampling_provider.is_some())
-            .field("sampling", &self.sampling)
             .finish()
     }
 }
@@ -470,14 +466,10 @@ pub(crate) struct Inner {
 impl Inner {
     /// The sampling set-up of a server, when a provider is there and its
     /// policy allows sampling.
-    fn sampling_setup(&self, server: &str) -> Option<sampling::SamplingSetup> {
+    fn sampling_setup(&self, spec: &ServerSpec) -> Option<sampling::SamplingSetup> {
         let provider = self.options.sampling_provider.clone()?;
-        let config = self
-            .options
-            .sampling
-            .get(server)
-            .cloned()
-            .unwrap_or_default();
+        let config = spec.sampling.clone();
+        let server = spec.name.as_str();
         if !config.active() {
             return None;
         }
@@ -581,7 +573,7 @@ async fn connect_one(
         generation,
         client: Arc::downgrade(inner),
         redactor: redactor.clone(),
-        sampling: inner.sampling_setup(&spec.name),
+        sampling: inner.sampling_setup(&spec),
     };
     let child_slot = Mutex::new(None);
     let attempt = async {

@@ -3,7 +3,7 @@
 //!
 //! The agent supplies the LLM through [`SamplingProvider`]. Without one (the
 //! plain CLI) the client does not advertise the sampling capability. Each
-//! request passes the [`SamplingConfig`] policy first: rate limit (sliding
+//! request passes the [`SamplingPolicy`] policy first: rate limit (sliding
 //! 60 s window, `max_rpm`; 0 disables sampling), model choice (`model`
 //! override, else the server's first hint, else the provider's default), the
 //! `allowed_models` list enforced on the model actually used (also when the
@@ -12,6 +12,7 @@
 //! Audit metrics per server: `requests`, `errors`, `tokens_used`,
 //! `tool_use_count`.
 
+use crate::manifest::SamplingPolicy;
 use std::collections::VecDeque;
 use std::fmt;
 use std::future::Future;
@@ -23,46 +24,6 @@ use serde::Serialize;
 
 /// Width of the rate-limit window.
 pub const RATE_WINDOW: Duration = Duration::from_secs(60);
-
-/// Per-server sampling policy (§1 `sampling:`), defaults as in the seed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SamplingConfig {
-    /// `enabled` (default true).
-    pub enabled: bool,
-    /// `model`: overrides the server's hint and the provider's default.
-    pub model: Option<String>,
-    /// `max_tokens_cap` (default 4096).
-    pub max_tokens_cap: u32,
-    /// `timeout` of the LLM call (default 30 s).
-    pub timeout: Duration,
-    /// `max_rpm`: requests per sliding minute (default 10; 0 disables sampling).
-    pub max_rpm: u32,
-    /// `allowed_models` (empty = all).
-    pub allowed_models: Vec<String>,
-    /// `max_tool_rounds` per conversation (default 5; 0 disables tool loops).
-    pub max_tool_rounds: u32,
-}
-
-impl Default for SamplingConfig {
-    fn default() -> Self {
-        SamplingConfig {
-            enabled: true,
-            model: None,
-            max_tokens_cap: 4096,
-            timeout: Duration::from_secs(30),
-            max_rpm: 10,
-            allowed_models: Vec::new(),
-            max_tool_rounds: 5,
-        }
-    }
-}
-
-impl SamplingConfig {
-    /// Whether the sampling capability is offered to the server at all.
-    pub fn active(&self) -> bool {
-        self.enabled && self.max_rpm > 0
-    }
-}
 
 /// A request as the provider sees it (after the policy).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -212,7 +173,7 @@ pub fn tool_rounds(messages: &[serde_json::Value]) -> u32 {
 /// Applies the policy to one request at time `now`; records the request in
 /// the window and metrics (a refusal counts as an error).
 pub fn admit(
-    config: &SamplingConfig,
+    config: &SamplingPolicy,
     state: &mut SamplingState,
     now: Instant,
     hints: &[String],
@@ -271,7 +232,7 @@ pub struct SamplingSetup {
     /// The agent's LLM.
     pub provider: Arc<dyn SamplingProvider>,
     /// The server's policy.
-    pub config: SamplingConfig,
+    pub config: SamplingPolicy,
     /// Window and metrics (shared across reconnects).
     pub state: Arc<Mutex<SamplingState>>,
 }
@@ -345,7 +306,7 @@ mod tests {
 
     #[test]
     fn rate_limit_is_a_sliding_minute() {
-        let cfg = SamplingConfig {
+        let cfg = SamplingPolicy {
             max_rpm: 2,
             ..Default::default()
         };
@@ -392,7 +353,7 @@ mod tests {
         assert_eq!(st.metrics.requests, 4);
         assert_eq!(st.metrics.errors, 1);
 
-        let off = SamplingConfig {
+        let off = SamplingPolicy {
             max_rpm: 0,
             ..Default::default()
         };
@@ -407,7 +368,7 @@ mod tests {
     fn model_choice_and_allowlist_also_without_a_hint() {
         let mut st = SamplingState::default();
         let now = Instant::now();
-        let cfg = SamplingConfig {
+        let cfg = SamplingPolicy {
             allowed_models: vec!["small".into()],
             ..Default::default()
         };
@@ -430,7 +391,7 @@ mod tests {
         .unwrap();
         assert_eq!(a.model, "small");
         assert_eq!(a.max_tokens, 4096);
-        let cfg = SamplingConfig {
+        let cfg = SamplingPolicy {
             model: Some("forced".into()),
             ..Default::default()
         };
@@ -450,7 +411,7 @@ mod tests {
         assert_eq!(tool_rounds(&msgs), 2);
         let mut st = SamplingState::default();
         let now = Instant::now();
-        let cfg = SamplingConfig {
+        let cfg = SamplingPolicy {
             max_tool_rounds: 2,
             ..Default::default()
         };
@@ -459,7 +420,7 @@ mod tests {
             Err(SamplingDenied::ToolRounds { max: 2 })
         );
         assert!(admit(&cfg, &mut st, now, &[], 1, 1, "m").is_ok());
-        let no_loops = SamplingConfig {
+        let no_loops = SamplingPolicy {
             max_tool_rounds: 0,
             ..Default::default()
         };
@@ -499,7 +460,7 @@ mod tests {
     async fn run_applies_policy_timeout_and_metrics() {
         let setup = SamplingSetup {
             provider: Arc::new(Echo),
-            config: SamplingConfig {
+            config: SamplingPolicy {
                 max_tokens_cap: 50,
                 timeout: Duration::from_millis(50),
                 ..Default::default()
