@@ -573,7 +573,7 @@ async fn connect_one(
         generation,
         client: Arc::downgrade(inner),
         redactor: redactor.clone(),
-        sampling: inner.sampling_setup(&spec),
+        sampling: inner.sampling_setup(spec),
     };
     let child_slot = Mutex::new(None);
     let attempt = async {
