@@ -97,6 +97,37 @@ pub fn plist_version(bundle: &str, platform: &dyn Platform) -> Option<String> {
     };
     let path = format!("{bundle}{sep}Contents/Info.plist");
     let bytes = platform.read_file(&path, PLIST_LIMIT).ok()?;
+    parsed_plist_version(bytes)
+}
+
+/// Most `Info.plist` contents whose version is kept (about 1 KiB each).
+const PLIST_CACHE_ENTRIES: usize = 512;
+
+/// The version in an `Info.plist`'s bytes, parsed once per distinct content:
+/// the file is still read on every look (so a changed file is seen at once),
+/// only the XML/binary parse is skipped when the same bytes were parsed
+/// before. Keyed by the whole content, so a cached answer is always the one a
+/// parse would give.
+fn parsed_plist_version(bytes: Vec<u8>) -> Option<String> {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static CACHE: OnceLock<Mutex<HashMap<Vec<u8>, Option<String>>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
+    if let Some(v) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&bytes) {
+        return v.clone();
+    }
+    let version = parse_plist_version(&bytes);
+    let mut c = cache.lock().unwrap_or_else(|e| e.into_inner());
+    if c.len() >= PLIST_CACHE_ENTRIES {
+        c.clear();
+    }
+    c.insert(bytes, version.clone());
+    version
+}
+
+/// `CFBundleShortVersionString`, else `CFBundleVersion`, of an `Info.plist`'s
+/// bytes (XML or binary); `None` when unparsable or neither key has a value.
+fn parse_plist_version(bytes: &[u8]) -> Option<String> {
     let value = plist::Value::from_reader(std::io::Cursor::new(bytes)).ok()?;
     let dict = value.as_dictionary()?;
     ["CFBundleShortVersionString", "CFBundleVersion"]
