@@ -632,3 +632,102 @@ pub(super) fn read_bounded<R: Read>(
     }
     Ok(buf)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn host(os: &str, files: &[&str], dirs: &[&str]) -> (tempfile::TempDir, SimulatedHost) {
+        let t = tempfile::tempdir().unwrap();
+        fs::write(t.path().join("host.yaml"), format!("os: {os}\n")).unwrap();
+        for d in dirs {
+            fs::create_dir_all(t.path().join("root").join(d)).unwrap();
+        }
+        for f in files {
+            let p = t.path().join("root").join(f);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(p, b"MZ").unwrap();
+        }
+        fs::create_dir_all(t.path().join("root")).unwrap();
+        let h = SimulatedHost::load(t.path()).unwrap();
+        (t, h)
+    }
+
+    #[test]
+    fn win32_paths_fold_case_at_every_depth_and_count_one_call() {
+        let (_t, h) = host("win32", &["C/Program Files/App/Bin/app.exe"], &[]);
+        let file = Some(FileKind::File { executable: false });
+        assert_eq!(h.metadata(r"C:\Program Files\App\Bin\app.exe"), file);
+        assert_eq!(h.metadata(r"c:\PROGRAM FILES\app\bin\APP.EXE"), file);
+        assert_eq!(h.metadata("c:/program files/APP/Bin"), Some(FileKind::Dir));
+        assert_eq!(h.metadata(r"C:\Program Files\App\Bin\other.exe"), None);
+        assert_eq!(h.metadata(r"C:\Windows\app.exe"), None);
+        assert_eq!(h.metadata(r"D:\app.exe"), None);
+        assert_eq!(h.fs_calls(), 6);
+        assert_eq!(
+            h.read_file(r"c:\program files\app\bin\app.exe", 16)
+                .unwrap(),
+            b"MZ"
+        );
+        assert_eq!(
+            h.list_dir(r"C:\PROGRAM FILES").unwrap(),
+            vec!["App".to_string()]
+        );
+        assert_eq!(h.fs_calls(), 8);
+    }
+
+    #[test]
+    fn win32_folding_prefers_the_name_as_written() {
+        // Two entries differing only by case (possible in a root/ laid out on
+        // a case-sensitive file system): the one written wins.
+        let (_t, h) = host("win32", &["C/d/Ab"], &["C/d/AB"]);
+        assert_eq!(h.metadata(r"C:\d\AB"), Some(FileKind::Dir));
+        assert_eq!(
+            h.metadata(r"C:\D\Ab"),
+            Some(FileKind::File { executable: false })
+        );
+    }
+
+    #[test]
+    fn posix_paths_keep_their_case() {
+        let (_t, h) = host("linux", &["opt/App/app"], &[]);
+        assert!(h.metadata("/opt/App/app").is_some_and(FileKind::is_file));
+        assert_eq!(h.metadata("/opt/app/app"), None);
+        assert_eq!(h.metadata("/opt/../opt/App/app"), None);
+    }
+
+    #[test]
+    fn win32_environment_names_are_case_insensitive() {
+        let t = tempfile::tempdir().unwrap();
+        fs::write(
+            t.path().join("host.yaml"),
+            "os: win32\nenv:\n  ProgramFiles: 'C:\\Program Files'\n",
+        )
+        .unwrap();
+        let h = SimulatedHost::load(t.path()).unwrap();
+        assert_eq!(
+            h.env_var("PROGRAMFILES").as_deref(),
+            Some(r"C:\Program Files")
+        );
+        assert_eq!(
+            h.env_var("programfiles").as_deref(),
+            Some(r"C:\Program Files")
+        );
+        assert_eq!(h.env_var("ProgramData"), None);
+    }
+
+    #[test]
+    fn bounded_reads_refuse_longer_files_whatever_the_hint() {
+        let data = vec![7u8; 100];
+        assert_eq!(read_bounded(&data[..], 100, 100).unwrap().len(), 100);
+        assert_eq!(read_bounded(&data[..], 100, 0).unwrap().len(), 100);
+        assert!(matches!(
+            read_bounded(&data[..], 99, 100),
+            Err(ReadError::TooLarge { limit: 99 })
+        ));
+        assert!(matches!(
+            read_bounded(&data[..], 99, 5),
+            Err(ReadError::TooLarge { limit: 99 })
+        ));
+    }
+}

@@ -176,6 +176,52 @@ mod tests {
     }
 
     #[test]
+    fn plist_versions_follow_the_file_content() {
+        use crate::platform::SimulatedHost;
+        let t = tempfile::tempdir().unwrap();
+        std::fs::write(t.path().join("host.yaml"), "os: darwin\n").unwrap();
+        let file = t.path().join("root/Applications/A.app/Contents/Info.plist");
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        let write = |v: &str, binary: bool| {
+            let mut d = plist::Dictionary::new();
+            d.insert("CFBundleShortVersionString".into(), v.into());
+            let value = plist::Value::Dictionary(d);
+            if binary {
+                value.to_file_binary(&file).unwrap();
+            } else {
+                value.to_file_xml(&file).unwrap();
+            }
+        };
+        let host = SimulatedHost::load(t.path()).unwrap();
+        write("1.0", false);
+        assert_eq!(
+            plist_version("/Applications/A.app", &host).as_deref(),
+            Some("1.0")
+        );
+        // Same content again (the parse is reused), then changed content.
+        assert_eq!(
+            plist_version("/Applications/A.app", &host).as_deref(),
+            Some("1.0")
+        );
+        write("2.5", false);
+        assert_eq!(
+            plist_version("/Applications/A.app", &host).as_deref(),
+            Some("2.5")
+        );
+        write("3.1", true);
+        assert_eq!(
+            plist_version("/Applications/A.app", &host).as_deref(),
+            Some("3.1")
+        );
+        std::fs::write(&file, b"not a plist").unwrap();
+        assert_eq!(plist_version("/Applications/A.app", &host), None);
+        std::fs::remove_file(&file).unwrap();
+        assert_eq!(plist_version("/Applications/A.app", &host), None);
+        // One read per look, parsed or not.
+        assert_eq!(host.fs_calls(), 6);
+    }
+
+    #[test]
     fn keys_take_the_first_digit_run() {
         assert_eq!(version_key("0-beta.v2.x.12594"), Some(vec![0, 2, 0, 12594]));
         assert_eq!(compare_keys(&[2], &[2, 0, 0]), Ordering::Equal);
