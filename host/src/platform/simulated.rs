@@ -88,6 +88,40 @@ struct AdapterYaml {
     matching_device_id: Option<String>,
 }
 
+/// What tells a folder's state apart for the case-folding caches: its
+/// modification time and, on POSIX, its device, inode and change time (a
+/// folder replaced by another one with a copied modification time differs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    mtime: SystemTime,
+    #[cfg(unix)]
+    id: (u64, u64, i64, i64),
+}
+
+impl Stamp {
+    fn of(m: &fs::Metadata) -> Option<Stamp> {
+        #[cfg(unix)]
+        use std::os::unix::fs::MetadataExt;
+        Some(Stamp {
+            mtime: m.modified().ok()?,
+            #[cfg(unix)]
+            id: (m.dev(), m.ino(), m.ctime(), m.ctime_nsec()),
+        })
+    }
+
+    /// File times are coarse (a clock tick): a folder changed within the
+    /// last seconds could change again without a new time, so only a stamp
+    /// a few seconds old is kept.
+    fn settled(&self) -> bool {
+        SystemTime::now()
+            .duration_since(self.mtime)
+            .is_ok_and(|age| age > std::time::Duration::from_secs(2))
+    }
+}
+
+/// Most absent paths kept for win32 case folding.
+const ABSENT_ENTRIES: usize = 4096;
+
 /// A folder's entry names for case folding (win32): the names as listed and,
 /// by lower-case name, the first name in listing order with that spelling.
 struct Folded {
@@ -145,7 +179,12 @@ pub struct SimulatedHost {
     no_links: bool,
     /// win32 case folding: folder listings by folder, with the folder's
     /// modification time when listed.
-    listings: Mutex<HashMap<PathBuf, (SystemTime, Arc<Folded>)>>,
+    listings: Mutex<HashMap<PathBuf, (Stamp, Arc<Folded>)>>,
+    /// win32 case folding without links: paths found absent, with the
+    /// deepest folder that exists on the way and its stamp then. While that
+    /// folder's stamp is unchanged no entry of it was added, removed or
+    /// renamed, so the path is still absent: one look at the folder answers.
+    absent: Mutex<HashMap<PathBuf, (PathBuf, Stamp)>>,
     calls: AtomicU64,
     gpu_cache: GpuCache,
 }
@@ -293,6 +332,7 @@ impl SimulatedHost {
             root,
             no_links,
             listings: Mutex::new(HashMap::new()),
+            absent: Mutex::new(HashMap::new()),
             root_path,
             calls: AtomicU64::new(0),
             gpu_cache: GpuCache::new(),
@@ -347,6 +387,9 @@ impl SimulatedHost {
         if self.os != OsFamily::Win32 {
             return Some((root, rel, None));
         }
+        if self.no_links && self.known_absent(&rel) {
+            return None;
+        }
         let full = self.root_path.join(&rel);
         if self.no_links {
             // Without links, following them changes nothing.
@@ -356,51 +399,88 @@ impl SimulatedHost {
         } else if fs::symlink_metadata(&full).is_ok() {
             return Some((root, rel, None));
         }
-        let found = self.fold(root, &rel)?;
-        Some((root, found, None))
+        match self.fold(root, &rel) {
+            Ok(found) => Some((root, found, None)),
+            Err(Some((folder, stamp))) if self.no_links && stamp.settled() => {
+                let mut absent = self.absent.lock().unwrap_or_else(|e| e.into_inner());
+                if absent.len() >= ABSENT_ENTRIES {
+                    absent.clear();
+                }
+                absent.insert(rel, (folder, stamp));
+                None
+            }
+            Err(_) => None,
+        }
+    }
+
+    /// Whether `rel` was found absent before and the deepest folder that
+    /// existed on its way is unchanged since (one metadata look).
+    fn known_absent(&self, rel: &Path) -> bool {
+        let entry = {
+            let absent = self.absent.lock().unwrap_or_else(|e| e.into_inner());
+            match absent.get(rel) {
+                Some(e) => e.clone(),
+                None => return false,
+            }
+        };
+        let (folder, stamp) = entry;
+        let now = fs::metadata(self.root_path.join(&folder))
+            .ok()
+            .and_then(|m| Stamp::of(&m));
+        if now == Some(stamp) {
+            return true;
+        }
+        self.absent
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(rel);
+        false
     }
 
     /// Case folding of a `root/`-relative path that does not exist as
     /// written: the parent folder as written when it exists, else folded in
     /// turn; then the entry of that folder equal to the last segment without
     /// case. The simulator's own work, not a call through the platform, so
-    /// not counted.
-    fn fold(&self, root: &Dir, rel: &Path) -> Option<PathBuf> {
-        let name = rel.file_name()?.to_str()?;
+    /// not counted. When nothing matches, the error names the deepest folder
+    /// that exists on the way (and its stamp) if there is one.
+    fn fold(&self, root: &Dir, rel: &Path) -> Result<PathBuf, Option<(PathBuf, Stamp)>> {
+        let name = rel.file_name().and_then(|n| n.to_str()).ok_or(None)?;
         let parent = match rel.parent() {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
         };
-        let (dir, listing) = match self.folded_listing(root, parent) {
+        let (dir, (listing, stamp)) = match self.folded_listing(root, parent) {
             Some(l) => (parent.to_path_buf(), l),
-            None if parent == Path::new(".") => return None,
+            None if parent == Path::new(".") => return Err(None),
             None => {
                 let dir = self.fold(root, parent)?;
-                let l = self.folded_listing(root, &dir)?;
+                let l = self.folded_listing(root, &dir).ok_or(None)?;
                 (dir, l)
             }
         };
-        let actual = listing.find(name)?;
-        Some(dir.join(actual))
+        match listing.find(name) {
+            Some(actual) => Ok(dir.join(actual)),
+            None => Err(Some((dir, stamp))),
+        }
     }
 
     /// The entry names of a folder of `root/` for case folding, kept while
     /// the folder's modification time is unchanged (adding, removing or
     /// renaming an entry changes it) once that time is a few seconds old.
     /// `None` when the folder does not exist as written.
-    fn folded_listing(&self, root: &Dir, dir: &Path) -> Option<Arc<Folded>> {
+    fn folded_listing(&self, root: &Dir, dir: &Path) -> Option<(Arc<Folded>, Stamp)> {
         let full = self.root_path.join(dir);
         let meta = fs::metadata(&full).ok()?;
         if !meta.is_dir() {
             return None;
         }
-        let mtime = meta.modified().ok()?;
+        let stamp = Stamp::of(&meta)?;
         {
             let cache = self.listings.lock().unwrap_or_else(|e| e.into_inner());
             if let Some((t, names)) = cache.get(dir)
-                && *t == mtime
+                && *t == stamp
             {
-                return Some(names.clone());
+                return Some((names.clone(), stamp));
             }
         }
         let names = if self.no_links {
@@ -419,17 +499,11 @@ impl SimulatedHost {
             )
         };
         let names = Arc::new(names);
-        // File times are coarse (a clock tick): a folder changed within the
-        // last seconds could change again without a new time, so its listing
-        // is not kept.
-        let settled = SystemTime::now()
-            .duration_since(mtime)
-            .is_ok_and(|age| age > std::time::Duration::from_secs(2));
-        if settled {
+        if stamp.settled() {
             let mut cache = self.listings.lock().unwrap_or_else(|e| e.into_inner());
-            cache.insert(dir.to_path_buf(), (mtime, names.clone()));
+            cache.insert(dir.to_path_buf(), (stamp, names.clone()));
         }
-        Some(names)
+        Some((names, stamp))
     }
 
     fn count(&self) {
@@ -686,6 +760,47 @@ mod tests {
             h.metadata(r"C:\D\Ab"),
             Some(FileKind::File { executable: false })
         );
+    }
+
+    #[test]
+    fn win32_absent_paths_are_looked_for_again_once_their_folder_changes() {
+        let (t, h) = host("win32", &["C/Tools/app.EXE"], &[]);
+        let root = t.path().join("root");
+        // Settled folders (older than the coarse-time margin), so absent
+        // answers are kept.
+        let old = SystemTime::now() - std::time::Duration::from_secs(60);
+        let age = |d: &str| {
+            fs::File::open(root.join(d))
+                .unwrap()
+                .set_modified(old)
+                .unwrap()
+        };
+        for d in ["C/Tools", "C", "."] {
+            age(d);
+        }
+        let file = Some(FileKind::File { executable: false });
+        for _ in 0..2 {
+            assert_eq!(h.metadata(r"C:\tools\other.exe"), None);
+            assert_eq!(h.metadata(r"C:\Windows\x.exe"), None);
+            assert_eq!(h.metadata(r"C:\tools\APP.exe"), file);
+        }
+        assert_eq!(h.fs_calls(), 6);
+        fs::write(root.join("C/Tools/OTHER.EXE"), b"MZ").unwrap();
+        fs::create_dir_all(root.join("C/windows")).unwrap();
+        fs::write(root.join("C/windows/X.EXE"), b"MZ").unwrap();
+        assert_eq!(h.metadata(r"C:\tools\other.exe"), file);
+        assert_eq!(h.metadata(r"C:\Windows\x.exe"), file);
+        // Absent again, then the folder replaced by another one with the
+        // same modification time that holds the file.
+        fs::remove_file(root.join("C/Tools/OTHER.EXE")).unwrap();
+        age("C/Tools");
+        assert_eq!(h.metadata(r"C:\tools\other.exe"), None);
+        fs::rename(root.join("C/Tools"), root.join("C/Gone")).unwrap();
+        fs::create_dir_all(root.join("C/Tools")).unwrap();
+        fs::write(root.join("C/Tools/other.exe"), b"MZ").unwrap();
+        age("C/Tools");
+        age("C");
+        assert_eq!(h.metadata(r"C:\tools\other.exe"), file);
     }
 
     #[test]
