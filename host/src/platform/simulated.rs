@@ -833,7 +833,7 @@ mod tests {
 
     #[test]
     fn bounded_reads_refuse_longer_files_whatever_the_hint() {
-        let data = vec![7u8; 100];
+        let data = [7u8; 100];
         assert_eq!(read_bounded(&data[..], 100, 100).unwrap().len(), 100);
         assert_eq!(read_bounded(&data[..], 100, 0).unwrap().len(), 100);
         assert!(matches!(
