@@ -100,8 +100,12 @@ pub fn plist_version(bundle: &str, platform: &dyn Platform) -> Option<String> {
     parsed_plist_version(bytes)
 }
 
-/// Most `Info.plist` contents whose version is kept (about 1 KiB each).
+/// Most `Info.plist` contents whose version is kept.
 const PLIST_CACHE_ENTRIES: usize = 512;
+
+/// Largest `Info.plist` whose parse is kept, in bytes (real ones are a few
+/// KiB): with [`PLIST_CACHE_ENTRIES`] the cache holds at most 32 MiB.
+const PLIST_CACHE_MAX_BYTES: usize = 64 * 1024;
 
 /// The version in an `Info.plist`'s bytes, parsed once per distinct content:
 /// the file is still read on every look (so a changed file is seen at once),
@@ -112,6 +116,9 @@ fn parsed_plist_version(bytes: Vec<u8>) -> Option<String> {
     use std::collections::HashMap;
     use std::sync::{Mutex, OnceLock};
     static CACHE: OnceLock<Mutex<HashMap<Vec<u8>, Option<String>>>> = OnceLock::new();
+    if bytes.len() > PLIST_CACHE_MAX_BYTES {
+        return parse_plist_version(&bytes);
+    }
     let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
     if let Some(v) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&bytes) {
         return v.clone();
