@@ -6,9 +6,13 @@
 //! Run (optimised wasmgate, the rest of the dev profile unchanged):
 //!
 //! ```text
-//! CARGO_PROFILE_DEV_PACKAGE_WASMGATE_OPT_LEVEL=3 \
-//!   cargo run -p wasmgate --example resolution_bench
+//! cargo run --config 'profile.dev.package.wasmgate.opt-level=3' \
+//!   -p wasmgate --example resolution_bench
 //! ```
+//!
+//! (Cargo reads no environment variable for a per-package profile override:
+//! `CARGO_PROFILE_DEV_PACKAGE_WASMGATE_OPT_LEVEL=3` is silently ignored and
+//! builds wasmgate unoptimised; `cargo build -v` shows no `opt-level` then.)
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;

@@ -37,15 +37,17 @@ impl RealPlatform {
     }
 }
 
-fn open_regular(path: &str) -> io::Result<fs::File> {
+/// Opens a regular file; also returns its length in bytes (a read's size hint).
+fn open_regular(path: &str) -> io::Result<(fs::File, u64)> {
     let f = fs::File::open(path)?;
-    if !f.metadata()?.is_file() {
+    let m = f.metadata()?;
+    if !m.is_file() {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             "not a regular file",
         ));
     }
-    Ok(f)
+    Ok((f, m.len()))
 }
 
 impl Platform for RealPlatform {
@@ -89,13 +91,13 @@ impl Platform for RealPlatform {
 
     fn read_file(&self, path: &str, max_bytes: u64) -> Result<Vec<u8>, ReadError> {
         self.count();
-        let f = open_regular(path).map_err(ReadError::Io)?;
-        read_bounded(f, max_bytes)
+        let (f, len) = open_regular(path).map_err(ReadError::Io)?;
+        read_bounded(f, max_bytes, len)
     }
 
     fn open_file(&self, path: &str) -> io::Result<Box<dyn ReadSeek>> {
         self.count();
-        Ok(Box::new(open_regular(path)?))
+        Ok(Box::new(open_regular(path)?.0))
     }
 
     fn list_dir(&self, path: &str) -> io::Result<Vec<String>> {

@@ -88,14 +88,83 @@ struct AdapterYaml {
     matching_device_id: Option<String>,
 }
 
-/// A folder's entry names and its modification time when listed.
-type Listing = (SystemTime, Arc<Vec<String>>);
+/// What tells a folder's state apart for the case-folding caches: its
+/// modification time and, on POSIX, its device, inode and change time (a
+/// folder replaced by another one with a copied modification time differs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    mtime: SystemTime,
+    #[cfg(unix)]
+    id: (u64, u64, i64, i64),
+}
+
+impl Stamp {
+    fn of(m: &fs::Metadata) -> Option<Stamp> {
+        #[cfg(unix)]
+        use std::os::unix::fs::MetadataExt;
+        Some(Stamp {
+            mtime: m.modified().ok()?,
+            #[cfg(unix)]
+            id: (m.dev(), m.ino(), m.ctime(), m.ctime_nsec()),
+        })
+    }
+
+    /// File times are coarse (a clock tick): a folder changed within the
+    /// last seconds could change again without a new time, so only a stamp
+    /// a few seconds old is kept.
+    fn settled(&self) -> bool {
+        SystemTime::now()
+            .duration_since(self.mtime)
+            .is_ok_and(|age| age > std::time::Duration::from_secs(2))
+    }
+}
+
+/// Most absent paths kept for win32 case folding.
+const ABSENT_ENTRIES: usize = 4096;
+
+/// A folder's entry names for case folding (win32): the names as listed and,
+/// by lower-case name, the first name in listing order with that spelling.
+struct Folded {
+    exact: std::collections::HashSet<String>,
+    by_lower: HashMap<String, String>,
+}
+
+impl Folded {
+    fn new(names: impl Iterator<Item = String>) -> Folded {
+        let mut f = Folded {
+            exact: std::collections::HashSet::new(),
+            by_lower: HashMap::new(),
+        };
+        for n in names {
+            f.by_lower
+                .entry(n.to_ascii_lowercase())
+                .or_insert_with(|| n.clone());
+            f.exact.insert(n);
+        }
+        f
+    }
+
+    /// The entry `name` denotes: itself when it exists as written, else the
+    /// first entry equal to it without (ASCII) case.
+    fn find(&self, name: &str) -> Option<&str> {
+        if let Some(n) = self.exact.get(name) {
+            return Some(n);
+        }
+        self.by_lower
+            .get(&name.to_ascii_lowercase())
+            .map(String::as_str)
+    }
+}
 
 /// A simulated machine loaded from a folder (`spec/simulated-host.md`).
 pub struct SimulatedHost {
     os: OsFamily,
     home: Option<String>,
     env: BTreeMap<String, String>,
+    /// win32: `env` by lower-case name (the first name in sorted order wins
+    /// among names differing only by case), built once at load so a lookup
+    /// does not scan every variable.
+    env_folded: HashMap<String, String>,
     gpu: Option<GpuClass>,
     arch: Option<String>,
     processes: Vec<u32>,
@@ -110,7 +179,12 @@ pub struct SimulatedHost {
     no_links: bool,
     /// win32 case folding: folder listings by folder, with the folder's
     /// modification time when listed.
-    listings: Mutex<HashMap<PathBuf, Listing>>,
+    listings: Mutex<HashMap<PathBuf, (Stamp, Arc<Folded>)>>,
+    /// win32 case folding without links: paths found absent, with the
+    /// deepest folder that exists on the way and its stamp then. While that
+    /// folder's stamp is unchanged no entry of it was added, removed or
+    /// renamed, so the path is still absent: one look at the folder answers.
+    absent: Mutex<HashMap<PathBuf, (PathBuf, Stamp)>>,
     calls: AtomicU64,
     gpu_cache: GpuCache,
 }
@@ -236,11 +310,20 @@ impl SimulatedHost {
             None
         };
         let env = y.env.unwrap_or_default();
+        let mut env_folded = HashMap::new();
+        if os == OsFamily::Win32 {
+            for (k, v) in &env {
+                env_folded
+                    .entry(k.to_ascii_lowercase())
+                    .or_insert_with(|| v.clone());
+            }
+        }
         let no_links = root.is_some() && !has_symlink(&root_path);
         Ok(SimulatedHost {
             os,
             home: y.home,
             env,
+            env_folded,
             gpu,
             arch: y.arch,
             processes: y.processes.unwrap_or_default(),
@@ -249,6 +332,7 @@ impl SimulatedHost {
             root,
             no_links,
             listings: Mutex::new(HashMap::new()),
+            absent: Mutex::new(HashMap::new()),
             root_path,
             calls: AtomicU64::new(0),
             gpu_cache: GpuCache::new(),
@@ -259,105 +343,167 @@ impl SimulatedHost {
     /// (`/opt/x` → `opt/x`; win32 `C:\x` → `C/x`, `/` and `\` both
     /// separators). `None` for relative paths and paths with a `..` segment.
     fn map(&self, path: &str) -> Option<PathBuf> {
-        let (mut rel, rest) = match self.os {
-            OsFamily::Win32 => {
-                let b = path.as_bytes();
-                if b.len() < 3
-                    || !b[0].is_ascii_alphabetic()
-                    || b[1] != b':'
-                    || !matches!(b[2], b'\\' | b'/')
-                {
-                    return None;
-                }
-                (PathBuf::from(path[..1].to_ascii_uppercase()), &path[3..])
+        let win = self.os == OsFamily::Win32;
+        let (mut rel, rest) = if win {
+            let b = path.as_bytes();
+            if b.len() < 3
+                || !b[0].is_ascii_alphabetic()
+                || b[1] != b':'
+                || !matches!(b[2], b'\\' | b'/')
+            {
+                return None;
             }
-            _ => (PathBuf::from("."), path.strip_prefix('/')?),
-        };
-        let seps: &[char] = if self.os == OsFamily::Win32 {
-            &['\\', '/']
+            let mut rel = String::with_capacity(path.len());
+            rel.push(b[0].to_ascii_uppercase() as char);
+            (rel, &path[3..])
         } else {
-            &['/']
+            let mut rel = String::with_capacity(path.len() + 1);
+            rel.push('.');
+            (rel, path.strip_prefix('/')?)
         };
-        for s in rest.split(seps) {
+        // Built as one string (a segment at a time, `/`-joined): this runs
+        // for every file-system call.
+        for s in rest.split(|c: char| c == '/' || (win && c == '\\')) {
             match s {
                 "" | "." => {}
                 ".." => return None,
-                s => rel.push(s),
+                s => {
+                    rel.push('/');
+                    rel.push_str(s);
+                }
             }
         }
-        Some(rel)
+        Some(PathBuf::from(rel))
     }
 
     /// Resolves `path` in `root/`. On win32 a path that does not exist as
-    /// written is looked up again without case, segment by segment, as the
-    /// Windows file system would (each listing is a counted call).
-    fn resolve(&self, path: &str) -> Option<(&Dir, PathBuf)> {
+    /// written is looked up again without case, as the Windows file system
+    /// would. When `root/` has no links, the metadata of a path found as
+    /// written comes back too (links followed), so the caller does not ask
+    /// again.
+    fn resolve(&self, path: &str) -> Option<(&Dir, PathBuf, Option<fs::Metadata>)> {
         let root = self.root.as_ref()?;
         let rel = self.map(path)?;
-        if self.os != OsFamily::Win32 || fs::symlink_metadata(self.root_path.join(&rel)).is_ok() {
-            return Some((root, rel));
+        if self.os != OsFamily::Win32 {
+            return Some((root, rel, None));
         }
-        let mut found = PathBuf::new();
-        for comp in rel.iter() {
-            let comp = comp.to_string_lossy();
-            let exact = found.join(comp.as_ref());
-            if fs::symlink_metadata(self.root_path.join(&exact)).is_ok() {
-                found = exact;
-                continue;
+        if self.no_links && self.known_absent(&rel) {
+            return None;
+        }
+        let full = self.root_path.join(&rel);
+        if self.no_links {
+            // Without links, following them changes nothing.
+            if let Ok(m) = fs::metadata(&full) {
+                return Some((root, rel, Some(m)));
             }
-            // The simulator's own case folding: not a call through the
-            // platform, so not counted.
-            let dir = if found.as_os_str().is_empty() {
-                PathBuf::from(".")
-            } else {
-                found.clone()
-            };
-            let names = self.folded_listing(root, &dir)?;
-            let name = names
-                .iter()
-                .find(|n| n.eq_ignore_ascii_case(&comp))?
-                .clone();
-            found = found.join(name);
+        } else if fs::symlink_metadata(&full).is_ok() {
+            return Some((root, rel, None));
         }
-        Some((root, found))
+        match self.fold(root, &rel) {
+            Ok(found) => Some((root, found, None)),
+            Err(Some((folder, stamp))) if self.no_links && stamp.settled() => {
+                let mut absent = self.absent.lock().unwrap_or_else(|e| e.into_inner());
+                if absent.len() >= ABSENT_ENTRIES {
+                    absent.clear();
+                }
+                absent.insert(rel, (folder, stamp));
+                None
+            }
+            Err(_) => None,
+        }
+    }
+
+    /// Whether `rel` was found absent before and the deepest folder that
+    /// existed on its way is unchanged since (one metadata look).
+    fn known_absent(&self, rel: &Path) -> bool {
+        let entry = {
+            let absent = self.absent.lock().unwrap_or_else(|e| e.into_inner());
+            match absent.get(rel) {
+                Some(e) => e.clone(),
+                None => return false,
+            }
+        };
+        let (folder, stamp) = entry;
+        let now = fs::metadata(self.root_path.join(&folder))
+            .ok()
+            .and_then(|m| Stamp::of(&m));
+        if now == Some(stamp) {
+            return true;
+        }
+        self.absent
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(rel);
+        false
+    }
+
+    /// Case folding of a `root/`-relative path that does not exist as
+    /// written: the parent folder as written when it exists, else folded in
+    /// turn; then the entry of that folder equal to the last segment without
+    /// case. The simulator's own work, not a call through the platform, so
+    /// not counted. When nothing matches, the error names the deepest folder
+    /// that exists on the way (and its stamp) if there is one.
+    fn fold(&self, root: &Dir, rel: &Path) -> Result<PathBuf, Option<(PathBuf, Stamp)>> {
+        let name = rel.file_name().and_then(|n| n.to_str()).ok_or(None)?;
+        let parent = match rel.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let (dir, (listing, stamp)) = match self.folded_listing(root, parent) {
+            Some(l) => (parent.to_path_buf(), l),
+            None if parent == Path::new(".") => return Err(None),
+            None => {
+                let dir = self.fold(root, parent)?;
+                let l = self.folded_listing(root, &dir).ok_or(None)?;
+                (dir, l)
+            }
+        };
+        match listing.find(name) {
+            Some(actual) => Ok(dir.join(actual)),
+            None => Err(Some((dir, stamp))),
+        }
     }
 
     /// The entry names of a folder of `root/` for case folding, kept while
     /// the folder's modification time is unchanged (adding, removing or
     /// renaming an entry changes it) once that time is a few seconds old.
-    fn folded_listing(&self, root: &Dir, dir: &Path) -> Option<Arc<Vec<String>>> {
+    /// `None` when the folder does not exist as written.
+    fn folded_listing(&self, root: &Dir, dir: &Path) -> Option<(Arc<Folded>, Stamp)> {
         let full = self.root_path.join(dir);
-        let mtime = fs::metadata(&full).and_then(|m| m.modified()).ok()?;
-        let mut cache = self.listings.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((t, names)) = cache.get(dir)
-            && *t == mtime
-        {
-            return Some(names.clone());
+        let meta = fs::metadata(&full).ok()?;
+        if !meta.is_dir() {
+            return None;
         }
-        let names: Vec<String> = if self.no_links {
-            fs::read_dir(&full)
-                .ok()?
-                .filter_map(Result::ok)
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
+        let stamp = Stamp::of(&meta)?;
+        {
+            let cache = self.listings.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some((t, names)) = cache.get(dir)
+                && *t == stamp
+            {
+                return Some((names.clone(), stamp));
+            }
+        }
+        let names = if self.no_links {
+            Folded::new(
+                fs::read_dir(&full)
+                    .ok()?
+                    .filter_map(Result::ok)
+                    .map(|e| e.file_name().to_string_lossy().into_owned()),
+            )
         } else {
-            root.read_dir(dir)
-                .ok()?
-                .filter_map(Result::ok)
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
+            Folded::new(
+                root.read_dir(dir)
+                    .ok()?
+                    .filter_map(Result::ok)
+                    .map(|e| e.file_name().to_string_lossy().into_owned()),
+            )
         };
         let names = Arc::new(names);
-        // File times are coarse (a clock tick): a folder changed within the
-        // last seconds could change again without a new time, so its listing
-        // is not kept.
-        let settled = SystemTime::now()
-            .duration_since(mtime)
-            .is_ok_and(|age| age > std::time::Duration::from_secs(2));
-        if settled {
-            cache.insert(dir.to_path_buf(), (mtime, names.clone()));
+        if stamp.settled() {
+            let mut cache = self.listings.lock().unwrap_or_else(|e| e.into_inner());
+            cache.insert(dir.to_path_buf(), (stamp, names.clone()));
         }
-        Some(names)
+        Some((names, stamp))
     }
 
     fn count(&self) {
@@ -366,16 +512,17 @@ impl SimulatedHost {
 
     /// Opens a regular file in `root/` (plainly when `root/` has no links,
     /// else through cap-std).
-    fn open_regular(&self, path: &str) -> io::Result<Box<dyn ReadSeek>> {
-        let (root, rel) = self.resolve(path).ok_or_else(not_found)?;
-        let (file, is_file): (Box<dyn ReadSeek>, bool) = if self.no_links {
+    /// Also returns the file's length in bytes (a read's size hint).
+    fn open_regular(&self, path: &str) -> io::Result<(Box<dyn ReadSeek>, u64)> {
+        let (root, rel, _) = self.resolve(path).ok_or_else(not_found)?;
+        let (file, is_file, len): (Box<dyn ReadSeek>, bool, u64) = if self.no_links {
             let f = fs::File::open(self.root_path.join(&rel))?;
-            let is_file = f.metadata()?.is_file();
-            (Box::new(f), is_file)
+            let m = f.metadata()?;
+            (Box::new(f), m.is_file(), m.len())
         } else {
             let f = root.open(rel)?;
-            let is_file = f.metadata()?.is_file();
-            (Box::new(f), is_file)
+            let m = f.metadata()?;
+            (Box::new(f), m.is_file(), m.len())
         };
         if !is_file {
             return Err(io::Error::new(
@@ -383,7 +530,7 @@ impl SimulatedHost {
                 "not a regular file",
             ));
         }
-        Ok(file)
+        Ok((file, len))
     }
 }
 
@@ -408,10 +555,7 @@ impl Platform for SimulatedHost {
 
     fn env_var(&self, name: &str) -> Option<String> {
         if self.os == OsFamily::Win32 {
-            self.env
-                .iter()
-                .find(|(k, _)| k.eq_ignore_ascii_case(name))
-                .map(|(_, v)| v.clone())
+            self.env_folded.get(&name.to_ascii_lowercase()).cloned()
         } else {
             self.env.get(name).cloned()
         }
@@ -419,12 +563,15 @@ impl Platform for SimulatedHost {
 
     fn metadata(&self, path: &str) -> Option<FileKind> {
         self.count();
-        let (root, rel) = self.resolve(path)?;
+        let (root, rel, known) = self.resolve(path)?;
         // A path that does not exist even when links are followed anywhere
         // is absent. Without links in root/ the plain answer is the answer;
         // otherwise an existing path is looked at again through cap-std,
         // which refuses links leaving root/.
-        let quick = fs::metadata(self.root_path.join(&rel)).ok()?;
+        let quick = match known {
+            Some(m) => m,
+            None => fs::metadata(self.root_path.join(&rel)).ok()?,
+        };
         if self.no_links {
             return Some(kind_of(quick.is_file(), quick.is_dir(), self.os, || {
                 std_exec_bit(&quick)
@@ -436,18 +583,18 @@ impl Platform for SimulatedHost {
 
     fn read_file(&self, path: &str, max_bytes: u64) -> Result<Vec<u8>, ReadError> {
         self.count();
-        let f = self.open_regular(path).map_err(ReadError::Io)?;
-        read_bounded(f, max_bytes)
+        let (f, len) = self.open_regular(path).map_err(ReadError::Io)?;
+        read_bounded(f, max_bytes, len)
     }
 
     fn open_file(&self, path: &str) -> io::Result<Box<dyn ReadSeek>> {
         self.count();
-        self.open_regular(path)
+        self.open_regular(path).map(|(f, _)| f)
     }
 
     fn list_dir(&self, path: &str) -> io::Result<Vec<String>> {
         self.count();
-        let (root, rel) = self.resolve(path).ok_or_else(not_found)?;
+        let (root, rel, _) = self.resolve(path).ok_or_else(not_found)?;
         let mut names = Vec::new();
         if self.no_links {
             for entry in fs::read_dir(self.root_path.join(&rel))? {
@@ -541,9 +688,16 @@ fn exec_bit(_m: &cap_std::fs::Metadata) -> bool {
     true
 }
 
-/// Reads at most `max_bytes` bytes; a longer file is refused.
-pub(super) fn read_bounded<R: Read>(r: R, max_bytes: u64) -> Result<Vec<u8>, ReadError> {
-    let mut buf = Vec::new();
+/// Reads at most `max_bytes` bytes; a longer file is refused. `len_hint`:
+/// the file's length as its metadata says (bytes), so the buffer is sized
+/// once and the read takes one call plus the end-of-file check.
+pub(super) fn read_bounded<R: Read>(
+    r: R,
+    max_bytes: u64,
+    len_hint: u64,
+) -> Result<Vec<u8>, ReadError> {
+    let cap = len_hint.min(max_bytes).saturating_add(1);
+    let mut buf = Vec::with_capacity(usize::try_from(cap).unwrap_or(0));
     r.take(max_bytes.saturating_add(1))
         .read_to_end(&mut buf)
         .map_err(ReadError::Io)?;
@@ -551,4 +705,146 @@ pub(super) fn read_bounded<R: Read>(r: R, max_bytes: u64) -> Result<Vec<u8>, Rea
         return Err(ReadError::TooLarge { limit: max_bytes });
     }
     Ok(buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn host(os: &str, files: &[&str], dirs: &[&str]) -> (tempfile::TempDir, SimulatedHost) {
+        let t = tempfile::tempdir().unwrap();
+        fs::write(t.path().join("host.yaml"), format!("os: {os}\n")).unwrap();
+        for d in dirs {
+            fs::create_dir_all(t.path().join("root").join(d)).unwrap();
+        }
+        for f in files {
+            let p = t.path().join("root").join(f);
+            fs::create_dir_all(p.parent().unwrap()).unwrap();
+            fs::write(p, b"MZ").unwrap();
+        }
+        fs::create_dir_all(t.path().join("root")).unwrap();
+        let h = SimulatedHost::load(t.path()).unwrap();
+        (t, h)
+    }
+
+    #[test]
+    fn win32_paths_fold_case_at_every_depth_and_count_one_call() {
+        let (_t, h) = host("win32", &["C/Program Files/App/Bin/app.exe"], &[]);
+        let file = Some(FileKind::File { executable: false });
+        assert_eq!(h.metadata(r"C:\Program Files\App\Bin\app.exe"), file);
+        assert_eq!(h.metadata(r"c:\PROGRAM FILES\app\bin\APP.EXE"), file);
+        assert_eq!(h.metadata("c:/program files/APP/Bin"), Some(FileKind::Dir));
+        assert_eq!(h.metadata(r"C:\Program Files\App\Bin\other.exe"), None);
+        assert_eq!(h.metadata(r"C:\Windows\app.exe"), None);
+        assert_eq!(h.metadata(r"D:\app.exe"), None);
+        assert_eq!(h.fs_calls(), 6);
+        assert_eq!(
+            h.read_file(r"c:\program files\app\bin\app.exe", 16)
+                .unwrap(),
+            b"MZ"
+        );
+        assert_eq!(
+            h.list_dir(r"C:\PROGRAM FILES").unwrap(),
+            vec!["App".to_string()]
+        );
+        assert_eq!(h.fs_calls(), 8);
+    }
+
+    #[test]
+    fn win32_folding_prefers_the_name_as_written() {
+        // Two entries differing only by case (possible in a root/ laid out on
+        // a case-sensitive file system): the one written wins.
+        let (_t, h) = host("win32", &["C/d/Ab"], &["C/d/AB"]);
+        assert_eq!(h.metadata(r"C:\d\AB"), Some(FileKind::Dir));
+        assert_eq!(
+            h.metadata(r"C:\D\Ab"),
+            Some(FileKind::File { executable: false })
+        );
+    }
+
+    // Folder times are set through a handle on the folder (POSIX).
+    #[cfg(unix)]
+    #[test]
+    fn win32_absent_paths_are_looked_for_again_once_their_folder_changes() {
+        let (t, h) = host("win32", &["C/Tools/app.EXE"], &[]);
+        let root = t.path().join("root");
+        // Settled folders (older than the coarse-time margin), so absent
+        // answers are kept.
+        let old = SystemTime::now() - std::time::Duration::from_secs(60);
+        let age = |d: &str| {
+            fs::File::open(root.join(d))
+                .unwrap()
+                .set_modified(old)
+                .unwrap()
+        };
+        for d in ["C/Tools", "C", "."] {
+            age(d);
+        }
+        let file = Some(FileKind::File { executable: false });
+        for _ in 0..2 {
+            assert_eq!(h.metadata(r"C:\tools\other.exe"), None);
+            assert_eq!(h.metadata(r"C:\Windows\x.exe"), None);
+            assert_eq!(h.metadata(r"C:\tools\APP.exe"), file);
+        }
+        assert_eq!(h.fs_calls(), 6);
+        fs::write(root.join("C/Tools/OTHER.EXE"), b"MZ").unwrap();
+        fs::create_dir_all(root.join("C/windows")).unwrap();
+        fs::write(root.join("C/windows/X.EXE"), b"MZ").unwrap();
+        assert_eq!(h.metadata(r"C:\tools\other.exe"), file);
+        assert_eq!(h.metadata(r"C:\Windows\x.exe"), file);
+        // Absent again, then the folder replaced by another one with the
+        // same modification time that holds the file.
+        fs::remove_file(root.join("C/Tools/OTHER.EXE")).unwrap();
+        age("C/Tools");
+        assert_eq!(h.metadata(r"C:\tools\other.exe"), None);
+        fs::rename(root.join("C/Tools"), root.join("C/Gone")).unwrap();
+        fs::create_dir_all(root.join("C/Tools")).unwrap();
+        fs::write(root.join("C/Tools/other.exe"), b"MZ").unwrap();
+        age("C/Tools");
+        age("C");
+        assert_eq!(h.metadata(r"C:\tools\other.exe"), file);
+    }
+
+    #[test]
+    fn posix_paths_keep_their_case() {
+        let (_t, h) = host("linux", &["opt/App/app"], &[]);
+        assert!(h.metadata("/opt/App/app").is_some_and(FileKind::is_file));
+        assert_eq!(h.metadata("/opt/app/app"), None);
+        assert_eq!(h.metadata("/opt/../opt/App/app"), None);
+    }
+
+    #[test]
+    fn win32_environment_names_are_case_insensitive() {
+        let t = tempfile::tempdir().unwrap();
+        fs::write(
+            t.path().join("host.yaml"),
+            "os: win32\nenv:\n  ProgramFiles: 'C:\\Program Files'\n",
+        )
+        .unwrap();
+        let h = SimulatedHost::load(t.path()).unwrap();
+        assert_eq!(
+            h.env_var("PROGRAMFILES").as_deref(),
+            Some(r"C:\Program Files")
+        );
+        assert_eq!(
+            h.env_var("programfiles").as_deref(),
+            Some(r"C:\Program Files")
+        );
+        assert_eq!(h.env_var("ProgramData"), None);
+    }
+
+    #[test]
+    fn bounded_reads_refuse_longer_files_whatever_the_hint() {
+        let data = [7u8; 100];
+        assert_eq!(read_bounded(&data[..], 100, 100).unwrap().len(), 100);
+        assert_eq!(read_bounded(&data[..], 100, 0).unwrap().len(), 100);
+        assert!(matches!(
+            read_bounded(&data[..], 99, 100),
+            Err(ReadError::TooLarge { limit: 99 })
+        ));
+        assert!(matches!(
+            read_bounded(&data[..], 99, 5),
+            Err(ReadError::TooLarge { limit: 99 })
+        ));
+    }
 }

@@ -166,12 +166,18 @@ pub fn native(path: &str, os: OsFamily) -> String {
 /// Joins `rel` under `base` with the separator of `os` (no normalisation
 /// beyond that).
 pub fn join(base: &str, rel: &str, os: OsFamily) -> String {
-    let sep = separator(os);
-    let rel = native(rel, os);
-    let base_ends = base.ends_with('/') || (os == OsFamily::Win32 && base.ends_with('\\'));
-    if base_ends {
-        format!("{base}{rel}")
-    } else {
-        format!("{base}{sep}{rel}")
+    let win = os == OsFamily::Win32;
+    let base_ends = base.ends_with('/') || (win && base.ends_with('\\'));
+    // Built in one buffer: this runs for every candidate looked at.
+    let mut out = String::with_capacity(base.len() + rel.len() + 1);
+    out.push_str(base);
+    if !base_ends {
+        out.push(separator(os));
     }
+    if win {
+        out.extend(rel.chars().map(|c| if c == '/' { '\\' } else { c }));
+    } else {
+        out.push_str(rel);
+    }
+    out
 }

@@ -176,10 +176,18 @@ fn locate_path(value: &str, presence: Presence, p: &dyn Platform, out: &mut Vec<
     );
 }
 
-/// A `*` match: the path, the text each `*` matched, and (once tested) presence.
+/// A `*` match: the path and the text each `*` matched.
 struct Match {
     path: String,
     captures: Vec<String>,
+}
+
+/// A `*` match that exists, with its presence and the version key of each
+/// capture (computed once, not per comparison while sorting).
+struct Found {
+    m: Match,
+    present: bool,
+    keys: Vec<Option<Vec<u64>>>,
 }
 
 /// Expands `*` segments (spec §3): each `*` matches a run of characters within
@@ -205,11 +213,13 @@ fn glob(pattern: &str, presence: Presence, p: &dyn Platform) -> Vec<(String, boo
         let mut next = Vec::new();
         for st in states {
             let joined = |name: &str| {
-                if st.path.ends_with(sep) {
-                    format!("{}{name}", st.path)
-                } else {
-                    format!("{}{sep}{name}", st.path)
+                let mut path = String::with_capacity(st.path.len() + name.len() + 1);
+                path.push_str(&st.path);
+                if !st.path.ends_with(sep) {
+                    path.push(sep);
                 }
+                path.push_str(name);
+                path
             };
             if !seg.contains('*') {
                 next.push(Match {
@@ -238,24 +248,26 @@ fn glob(pattern: &str, presence: Presence, p: &dyn Platform) -> Vec<(String, boo
         states = next;
     }
     let ends_with_star = last_star == Some(segments.len().saturating_sub(1));
-    let mut found: Vec<(Match, bool)> = Vec::new();
+    let mut found: Vec<Found> = Vec::new();
     for m in states {
         let present = is_present(&m.path, presence, p);
         // A listing proved a final `*` match exists; otherwise a match that
         // is not present must still exist to count as a copy looked at.
         let exists = present || ends_with_star || p.metadata(&m.path).is_some();
         if exists {
-            found.push((m, present));
+            let keys = m.captures.iter().map(|c| version_key(c)).collect();
+            found.push(Found { m, present, keys });
         }
     }
-    found.sort_by(|(a, _), (b, _)| order_matches(a, b));
-    found.into_iter().map(|(m, pr)| (m.path, pr)).collect()
+    found.sort_by(order_matches);
+    found.into_iter().map(|f| (f.m.path, f.present)).collect()
 }
 
-fn order_matches(a: &Match, b: &Match) -> Ordering {
-    for (x, y) in a.captures.iter().zip(&b.captures) {
-        let ord = match (version_key(x), version_key(y)) {
-            (Some(kx), Some(ky)) => compare_keys(&ky, &kx), // highest first
+fn order_matches(fa: &Found, fb: &Found) -> Ordering {
+    let (a, b) = (&fa.m, &fb.m);
+    for (x, y) in fa.keys.iter().zip(&fb.keys) {
+        let ord = match (x, y) {
+            (Some(kx), Some(ky)) => compare_keys(ky, kx), // highest first
             (Some(_), None) => Ordering::Less,
             (None, Some(_)) => Ordering::Greater,
             (None, None) => Ordering::Equal,

@@ -97,6 +97,44 @@ pub fn plist_version(bundle: &str, platform: &dyn Platform) -> Option<String> {
     };
     let path = format!("{bundle}{sep}Contents/Info.plist");
     let bytes = platform.read_file(&path, PLIST_LIMIT).ok()?;
+    parsed_plist_version(bytes)
+}
+
+/// Most `Info.plist` contents whose version is kept.
+const PLIST_CACHE_ENTRIES: usize = 512;
+
+/// Largest `Info.plist` whose parse is kept, in bytes (real ones are a few
+/// KiB): with [`PLIST_CACHE_ENTRIES`] the cache holds at most 32 MiB.
+const PLIST_CACHE_MAX_BYTES: usize = 64 * 1024;
+
+/// The version in an `Info.plist`'s bytes, parsed once per distinct content:
+/// the file is still read on every look (so a changed file is seen at once),
+/// only the XML/binary parse is skipped when the same bytes were parsed
+/// before. Keyed by the whole content, so a cached answer is always the one a
+/// parse would give.
+fn parsed_plist_version(bytes: Vec<u8>) -> Option<String> {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static CACHE: OnceLock<Mutex<HashMap<Vec<u8>, Option<String>>>> = OnceLock::new();
+    if bytes.len() > PLIST_CACHE_MAX_BYTES {
+        return parse_plist_version(&bytes);
+    }
+    let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
+    if let Some(v) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(&bytes) {
+        return v.clone();
+    }
+    let version = parse_plist_version(&bytes);
+    let mut c = cache.lock().unwrap_or_else(|e| e.into_inner());
+    if c.len() >= PLIST_CACHE_ENTRIES {
+        c.clear();
+    }
+    c.insert(bytes, version.clone());
+    version
+}
+
+/// `CFBundleShortVersionString`, else `CFBundleVersion`, of an `Info.plist`'s
+/// bytes (XML or binary); `None` when unparsable or neither key has a value.
+fn parse_plist_version(bytes: &[u8]) -> Option<String> {
     let value = plist::Value::from_reader(std::io::Cursor::new(bytes)).ok()?;
     let dict = value.as_dictionary()?;
     ["CFBundleShortVersionString", "CFBundleVersion"]
@@ -142,6 +180,52 @@ mod tests {
         );
         assert_eq!(version_key("1.1234567890123456789"), None);
         assert!(!version_at_least("99999999999999999999", "1"));
+    }
+
+    #[test]
+    fn plist_versions_follow_the_file_content() {
+        use crate::platform::SimulatedHost;
+        let t = tempfile::tempdir().unwrap();
+        std::fs::write(t.path().join("host.yaml"), "os: darwin\n").unwrap();
+        let file = t.path().join("root/Applications/A.app/Contents/Info.plist");
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        let write = |v: &str, binary: bool| {
+            let mut d = plist::Dictionary::new();
+            d.insert("CFBundleShortVersionString".into(), v.into());
+            let value = plist::Value::Dictionary(d);
+            if binary {
+                value.to_file_binary(&file).unwrap();
+            } else {
+                value.to_file_xml(&file).unwrap();
+            }
+        };
+        let host = SimulatedHost::load(t.path()).unwrap();
+        write("1.0", false);
+        assert_eq!(
+            plist_version("/Applications/A.app", &host).as_deref(),
+            Some("1.0")
+        );
+        // Same content again (the parse is reused), then changed content.
+        assert_eq!(
+            plist_version("/Applications/A.app", &host).as_deref(),
+            Some("1.0")
+        );
+        write("2.5", false);
+        assert_eq!(
+            plist_version("/Applications/A.app", &host).as_deref(),
+            Some("2.5")
+        );
+        write("3.1", true);
+        assert_eq!(
+            plist_version("/Applications/A.app", &host).as_deref(),
+            Some("3.1")
+        );
+        std::fs::write(&file, b"not a plist").unwrap();
+        assert_eq!(plist_version("/Applications/A.app", &host), None);
+        std::fs::remove_file(&file).unwrap();
+        assert_eq!(plist_version("/Applications/A.app", &host), None);
+        // One read per look, parsed or not.
+        assert_eq!(host.fs_calls(), 6);
     }
 
     #[test]
