@@ -161,7 +161,7 @@ fn hostile_plugins_beside_good_ones_do_not_stop_them() {
         .collect();
     let failed = results.iter().filter(|r| r.is_err()).count();
     assert_eq!(failed, 4);
-    assert_eq!(loaded, ["blender", "git", "gpu-render"]);
+    assert_eq!(loaded, ["blender", "git", "gpu-render", "versionfile"]);
 }
 
 /// An install folder: `VERSION`, a `big.bin` over the read cap, a `many/`
