@@ -656,12 +656,7 @@ impl PluginHost {
         os: OsFamily,
         grant: ProbeGrant,
     ) -> Result<Option<String>, ProbeFailure> {
-        let stem = plugin
-            .file
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let limits = self.config.limits_for(&stem, Some(&plugin.name));
+        let limits = self.limits_of(plugin);
         let r = self
             .call(
                 &plugin.pre,
@@ -673,6 +668,47 @@ impl PluginHost {
             )
             .map_err(ProbeFailure::Call)?;
         r.map_err(ProbeFailure::Probe)
+    }
+
+    /// Instantiates `plugin` from its cached `InstancePre` in a fresh store
+    /// with every limit set, calls nothing, and drops the store: the fixed
+    /// cost of every guest call (benchmarks, `docs/performance.md`).
+    /// Errors: instantiation trapped or hit a limit.
+    pub fn instantiate(&self, plugin: &LoadedPlugin) -> Result<(), CallFailure> {
+        let limits = self.limits_of(plugin);
+        self.call(
+            &plugin.pre,
+            &plugin.name,
+            &limits,
+            None,
+            GuestCall::Manifest,
+            |_, _| Ok(()),
+        )
+    }
+
+    /// Calls `plugin`'s `manifest()` again in a fresh store and returns the
+    /// size of its text in bytes (benchmarks). Errors: the call trapped or
+    /// hit a limit.
+    pub fn manifest_size(&self, plugin: &LoadedPlugin) -> Result<usize, CallFailure> {
+        let limits = self.limits_of(plugin);
+        self.call(
+            &plugin.pre,
+            &plugin.name,
+            &limits,
+            None,
+            GuestCall::Manifest,
+            |p, store| p.call_manifest(store),
+        )
+        .map(|m| manifest_bytes(&m))
+    }
+
+    fn limits_of(&self, plugin: &LoadedPlugin) -> EffectiveLimits {
+        let stem = plugin
+            .file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        self.config.limits_for(&stem, Some(&plugin.name))
     }
 
     /// Checks the file's shape and imports, compiles it, and links it into
