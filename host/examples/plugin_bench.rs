@@ -170,12 +170,12 @@ fn main() -> anyhow::Result<()> {
             with_custom_section(&bytes, i),
         )?;
     }
-    for r in host.load_dirs(&[copies.clone()]) {
+    for r in host.load_dirs(std::slice::from_ref(&copies)) {
         r.unwrap(); // fill the cache
     }
     let before = rss();
     let kept: Vec<_> = host
-        .load_dirs(&[copies.clone()])
+        .load_dirs(std::slice::from_ref(&copies))
         .into_iter()
         .map(Result::unwrap)
         .collect();
@@ -188,7 +188,7 @@ fn main() -> anyhow::Result<()> {
         before >> 20,
         after >> 20
     );
-    let (all, _) = time(5, || host.load_dirs(&[copies.clone()]));
+    let (all, _) = time(5, || host.load_dirs(std::slice::from_ref(&copies)));
     println!(
         "load_dirs of 100 cached plugins in process: {} ms ({} µs per plugin)",
         ms(all),
