@@ -45,7 +45,9 @@ fn status(plugins: &Path, env: &[(&str, &Path)]) -> (Value, String) {
         // No user plugins or cache leak in from the environment.
         .env_remove("WASMGATE_PLUGINS")
         .env_remove("VERSIONFILE_HOME")
-        .env_remove("WASMGATE_PROBE_APP");
+        .env_remove("WASMGATE_PROBE_APP")
+        // A compile cache of the test's own, not the user's.
+        .env("WASMGATE_CACHE", plugins.with_extension("cache"));
     for (k, v) in env {
         c.env(k, v);
     }
