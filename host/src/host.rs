@@ -7,6 +7,8 @@
 //! [`Host::offered_tools`], [`Host::visible_skills`], [`Host::call`],
 //! [`Host::status`], [`Host::shutdown`].
 
+mod probe;
+
 use crate::availability::{self, Availability};
 use crate::declaration::{OsFamily, Registry};
 use crate::manifest::{self, ManifestContext, ManifestResult, ServerSpec, SkillSource, Transport};
@@ -121,6 +123,9 @@ pub struct Host {
     registry: Registry,
     client: McpClient,
     gpu: GpuClass,
+    // Kept for custom version probes: the engine and each component
+    // plugin's `InstancePre`, by plugin name.
+    _components: Option<probe::Components>,
 }
 
 impl Host {
@@ -149,16 +154,19 @@ impl Host {
         }
 
         let (wasm_dirs, yaml_files) = scan_plugin_dirs(&options.plugin_dirs, &mut problems);
+        let mut components = None;
         if wasm_dirs_have_components(&wasm_dirs) {
             let sandbox = HostConfig {
                 os: platform.os_family(),
                 ..options.sandbox.clone()
             };
             let plugin_host = PluginHost::new(sandbox)?;
+            let mut accepted = Vec::new();
             for loaded in plugin_host.load_dirs(&wasm_dirs) {
                 match loaded {
                     Ok(p) => {
                         let r = validate_component(&p, platform.os_family());
+                        let before = plugins.len();
                         accept(
                             r,
                             &p.file,
@@ -169,10 +177,14 @@ impl Host {
                             &mut problems,
                             &mut warnings,
                         );
+                        if plugins.len() > before {
+                            accepted.push(p);
+                        }
                     }
                     Err(e) => problems.push(e.to_string()),
                 }
             }
+            components = Some(probe::Components::new(plugin_host, accepted));
         }
         for file in yaml_files {
             let r = manifest::load_plugin_yaml(&file);
@@ -198,7 +210,13 @@ impl Host {
                 let (availability, message) = match &spec.declaration {
                     Some(decl) => {
                         registry.register(&spec.name, decl.clone());
-                        let a = availability::availability(decl, platform.as_ref());
+                        let a = probe::availability(
+                            decl,
+                            &spec,
+                            platform.as_ref(),
+                            components.as_ref(),
+                            &mut warnings,
+                        );
                         let m = availability::message(decl, &a);
                         (Some(a), m)
                     }
@@ -224,6 +242,7 @@ impl Host {
             registry,
             client: McpClient::with_options(options.client),
             gpu,
+            _components: components,
         })
     }
 

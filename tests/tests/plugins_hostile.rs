@@ -3,10 +3,11 @@
 //! report the right reason, and keep loading the others.
 
 use std::path::Path;
+use std::time::{Duration, Instant};
 use wasmgate::declaration::OsFamily;
 use wasmgate::plugin::{
-    CallFailure, GuestCall, HostConfig, LoadFailure, LoadedPlugin, PluginHost, ProbeFailure,
-    ProbeGrant,
+    CallFailure, GuestCall, HostConfig, LoadFailure, LoadedPlugin, PluginHost, PluginLimits,
+    ProbeFailure, ProbeGrant,
 };
 use wasmgate_conformance::{hostile_plugin, plugins_dir};
 
@@ -14,14 +15,34 @@ fn host() -> PluginHost {
     PluginHost::new(HostConfig::default()).expect("plugin host starts")
 }
 
-fn load_err(name: &str) -> (LoadFailure, String) {
+/// Loads the hostile component `name` in `host`, expecting a failure that
+/// names the file; then checks the same host still loads a good plugin.
+fn load_err_in(host: &PluginHost, name: &str) -> (LoadFailure, String) {
     let file = hostile_plugin(name);
     let dir = file.parent().unwrap().to_path_buf();
-    let e = host().load_file(&file, &dir).unwrap_err();
+    let started = Instant::now();
+    let e = host.load_file(&file, &dir).unwrap_err();
+    // Not a speed check: only that the call came back at all.
+    assert!(started.elapsed() < Duration::from_secs(60), "{name}");
     assert_eq!(e.file, file);
     let text = e.to_string();
     assert!(text.starts_with(&file.display().to_string()), "{text}");
+    assert_good_plugin_still_loads(host);
     (e.reason, text)
+}
+
+fn load_err(name: &str) -> (LoadFailure, String) {
+    load_err_in(&host(), name)
+}
+
+/// The host is still usable after a hostile call: a good component loads
+/// and its manifest comes back.
+fn assert_good_plugin_still_loads(host: &PluginHost) {
+    let file = plugins_dir().join("gpu-render").join("gpu-render.wasm");
+    let p = host
+        .load_file(&file, file.parent().unwrap())
+        .expect("a good plugin loads after a hostile one");
+    assert_eq!(p.name, "gpu-render");
 }
 
 #[test]
@@ -117,6 +138,7 @@ fn a_plugin_printing_100_mib_still_loads() {
     let file = hostile_plugin("chatty");
     let plugin = host.load_file(&file, file.parent().unwrap()).unwrap();
     assert_eq!(plugin.name, "chatty");
+    assert_good_plugin_still_loads(&host);
 }
 
 #[test]
@@ -161,7 +183,7 @@ fn hostile_plugins_beside_good_ones_do_not_stop_them() {
         .collect();
     let failed = results.iter().filter(|r| r.is_err()).count();
     assert_eq!(failed, 4);
-    assert_eq!(loaded, ["blender", "git", "gpu-render"]);
+    assert_eq!(loaded, ["blender", "git", "gpu-render", "versionfile"]);
 }
 
 /// An install folder: `VERSION`, a `big.bin` over the read cap, a `many/`
@@ -210,7 +232,7 @@ fn probe_err(server: &str) -> String {
     let app = install_folder(tmp.path());
     let host = host();
     let plugin = probe_plugin(&host);
-    match host.probe_version(
+    let e = match host.probe_version(
         &plugin,
         server,
         OsFamily::Linux,
@@ -218,7 +240,19 @@ fn probe_err(server: &str) -> String {
     ) {
         Err(ProbeFailure::Probe(e)) => e,
         other => panic!("{server}: expected the probe's error, got {other:?}"),
-    }
+    };
+    // The same plugin still probes, and the host still loads others.
+    let v = host
+        .probe_version(
+            &plugin,
+            "version-file",
+            OsFamily::Linux,
+            ProbeGrant::open(&app).unwrap(),
+        )
+        .unwrap();
+    assert!(v.is_some_and(|v| v.starts_with("4.2.1")));
+    assert_good_plugin_still_loads(&host);
+    e
 }
 
 #[test]
@@ -254,6 +288,7 @@ fn a_probe_listing_100_000_entries_stops_at_the_cap() {
         Err(ProbeFailure::Probe(e)) => assert!(e.contains("more than 4096 entries"), "{e}"),
         other => panic!("expected too-large, got {other:?}"),
     }
+    assert_good_plugin_still_loads(&host);
 }
 
 #[test]
@@ -292,5 +327,118 @@ fn an_infinite_loop_in_a_probe_hits_the_probe_deadline() {
         )
         .unwrap()
         .is_some()
+    );
+    assert_good_plugin_still_loads(&host);
+}
+
+#[test]
+fn a_panic_in_a_probe_is_a_trap_and_the_plugin_probes_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let app = install_folder(tmp.path());
+    let host = host();
+    let plugin = probe_plugin(&host);
+    let r = host.probe_version(
+        &plugin,
+        "panic-probe",
+        OsFamily::Linux,
+        ProbeGrant::open(&app).unwrap(),
+    );
+    match r {
+        Err(ProbeFailure::Call(CallFailure::Trap(t))) => {
+            assert!(t.contains("this probe always panics"), "{t}")
+        }
+        other => panic!("expected a trap, got {other:?}"),
+    }
+    let v = host
+        .probe_version(
+            &plugin,
+            "version-file",
+            OsFamily::Linux,
+            ProbeGrant::open(&app).unwrap(),
+        )
+        .unwrap();
+    assert!(v.is_some());
+    assert_good_plugin_still_loads(&host);
+}
+
+/// One host with overrides: a 100 ms `manifest()` deadline and a 16 MiB
+/// memory cap for two plugins by file stem, a 50 ms probe deadline for the
+/// `probe` plugin by name.
+fn host_with_overrides() -> PluginHost {
+    let mut cfg = HostConfig::default();
+    cfg.overrides.insert(
+        "infinite-loop".into(),
+        PluginLimits {
+            manifest_deadline: Some(Duration::from_millis(100)),
+            ..PluginLimits::default()
+        },
+    );
+    cfg.overrides.insert(
+        "memory-bomb".into(),
+        PluginLimits {
+            memory_limit: Some(16 << 20),
+            ..PluginLimits::default()
+        },
+    );
+    cfg.overrides.insert(
+        "probe".into(),
+        PluginLimits {
+            probe_deadline: Some(Duration::from_millis(50)),
+            ..PluginLimits::default()
+        },
+    );
+    PluginHost::new(cfg).unwrap()
+}
+
+#[test]
+fn per_plugin_overrides_set_that_plugins_deadline_and_memory() {
+    let host = host_with_overrides();
+    let (reason, text) = load_err_in(&host, "infinite-loop");
+    assert_eq!(
+        reason,
+        LoadFailure::Call {
+            call: GuestCall::Manifest,
+            failure: CallFailure::Timeout { deadline_ms: 100 }
+        },
+        "{text}"
+    );
+    let (reason, text) = load_err_in(&host, "memory-bomb");
+    assert_eq!(
+        reason,
+        LoadFailure::Call {
+            call: GuestCall::Manifest,
+            failure: CallFailure::MemoryLimit {
+                limit_bytes: 16 << 20
+            }
+        },
+        "{text}"
+    );
+    assert!(text.contains("16 MiB"), "{text}");
+    // A plugin without an override keeps the defaults.
+    let (reason, _) = load_err_in(&host, "deep-recursion");
+    assert_eq!(
+        reason,
+        LoadFailure::Call {
+            call: GuestCall::Manifest,
+            failure: CallFailure::StackOverflow
+        }
+    );
+}
+
+#[test]
+fn a_probe_deadline_override_applies_by_plugin_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let app = install_folder(tmp.path());
+    let host = host_with_overrides();
+    let plugin = probe_plugin(&host);
+    let r = host.probe_version(
+        &plugin,
+        "spin",
+        OsFamily::Linux,
+        ProbeGrant::open(&app).unwrap(),
+    );
+    assert_eq!(
+        r,
+        Err(ProbeFailure::Call(CallFailure::Timeout { deadline_ms: 50 }))
     );
 }

@@ -69,7 +69,9 @@ fn the_three_example_plugins_load_with_their_manifests() {
     let dir = plugins_dir();
     let (plugins, errors) = split(host().load_dirs(std::slice::from_ref(&dir)));
     assert!(errors.is_empty(), "{errors:?}");
-    assert_eq!(plugins.len(), 3);
+    // git, blender, gpu-render, and versionfile (custom probe; its probe
+    // is tested in `custom_probes.rs`).
+    assert_eq!(plugins.len(), 4);
 
     let git = by_name(&plugins, "git");
     assert_eq!(git.dir, dir.join("git"));
@@ -136,6 +138,17 @@ win32:
     );
     assert_eq!(get(server, &["timeout"]), &yaml("600"));
     assert!(matches!(server, Value::Mapping(m) if !m.contains_key("app")));
+
+    let vf = by_name(&plugins, "versionfile");
+    let server = get(&vf.manifest, &["mcp_servers", "versionfile"]);
+    assert_eq!(
+        get(server, &["app", "linux", "version"]),
+        &yaml("{kind: custom}")
+    );
+    assert_eq!(
+        get(server, &["requires"]),
+        &yaml(r#"{app: true, min_version: "2.0"}"#)
+    );
 }
 
 #[test]

@@ -47,6 +47,11 @@ const EXAMPLE_PLUGINS: &[ExamplePlugin] = &[
         name: "gpu-render",
         ships: &[],
     },
+    ExamplePlugin {
+        package: "plugin-versionfile",
+        name: "versionfile",
+        ships: &[],
+    },
 ];
 
 /// Hostile test components (`tests/hostile-plugins/<name>`, package

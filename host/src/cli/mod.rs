@@ -104,6 +104,7 @@ fn run(cli: Cli) -> u8 {
         let mut o = HostOptions::new();
         o.plugin_dirs = plugin_dirs.clone();
         o.config = cli.config.clone();
+        o.sandbox.cache_dir = default_cache_dir();
         o
     };
     match &cli.command {
@@ -186,6 +187,20 @@ fn fatal(e: &anyhow::Error) -> u8 {
 
 /// `--plugins` default: `$WASMGATE_PLUGINS` (split like PATH), else
 /// `$XDG_CONFIG_HOME/wasmgate/plugins` (or `~/.config/wasmgate/plugins`) when it exists.
+/// The compile cache folder (issue 4, "Load speed"): `$WASMGATE_CACHE`
+/// (empty: no cache), else `$XDG_CACHE_HOME/wasmgate/components`, else
+/// `~/.cache/wasmgate/components`.
+fn default_cache_dir() -> Option<PathBuf> {
+    if let Some(v) = std::env::var_os("WASMGATE_CACHE") {
+        return (!v.is_empty()).then(|| PathBuf::from(v));
+    }
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    Some(base.join("wasmgate").join("components"))
+}
+
 fn default_plugin_dirs() -> Vec<PathBuf> {
     if let Some(v) = std::env::var_os("WASMGATE_PLUGINS") {
         return std::env::split_paths(&v)

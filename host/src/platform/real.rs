@@ -153,6 +153,11 @@ impl Platform for RealPlatform {
     fn gpu_cache(&self) -> &GpuCache {
         &self.gpu_cache
     }
+
+    fn open_grant_dir(&self, path: &str) -> Option<cap_std::fs::Dir> {
+        self.count();
+        cap_std::fs::Dir::open_ambient_dir(path, cap_std::ambient_authority()).ok()
+    }
 }
 
 #[cfg(unix)]

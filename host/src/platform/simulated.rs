@@ -635,6 +635,15 @@ impl Platform for SimulatedHost {
     fn gpu_cache(&self) -> &GpuCache {
         &self.gpu_cache
     }
+
+    fn open_grant_dir(&self, path: &str) -> Option<cap_std::fs::Dir> {
+        self.count();
+        let (root, rel) = self.resolve(path)?;
+        if rel.as_os_str().is_empty() || rel == Path::new(".") {
+            return root.try_clone().ok();
+        }
+        root.open_dir(rel).ok()
+    }
 }
 
 /// Whether a folder tree holds a symbolic link (not followed).

@@ -1,9 +1,12 @@
 //! The on-disk compile cache (issue 4, "Load speed"): a compiled component
 //! is stored as `<sha256 of the component>-<engine hash>.cwasm`, with the
-//! SHA-256 of that file in `<same>.sha256`. An entry is used only when the
-//! file's digest matches; a truncated or corrupted entry is recompiled and
-//! rewritten, never loaded. The digest guards against damage, not against
-//! someone who can write the cache folder: keep it private to the user.
+//! BLAKE3 digest of that file in `<same>.blake3`. An entry is used only
+//! when the file's digest matches; a truncated or corrupted entry is
+//! recompiled and rewritten, never loaded. The digest guards against damage,
+//! not against someone who can write the cache folder: keep it private to
+//! the user. The entry check uses BLAKE3 rather than SHA-256 because it runs
+//! over the whole compiled image (3–4× the component) on every cached load,
+//! and BLAKE3 is several times faster here (`docs/performance.md`).
 
 use sha2::{Digest, Sha256};
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -51,10 +54,10 @@ pub(crate) fn compile(
     };
     let base = entry(dir, engine, bytes);
     let cwasm = base.with_extension("cwasm");
-    let sum = base.with_extension("sha256");
+    let sum = base.with_extension("blake3");
     let mut outcome = CacheOutcome::Miss;
     if let (Ok(data), Ok(expected)) = (std::fs::read(&cwasm), std::fs::read_to_string(&sum)) {
-        if hex(&Sha256::digest(&data)) == expected.trim() {
+        if blake3::hash(&data).to_hex().as_str() == expected.trim() {
             // SAFETY: `deserialize` trusts its input to be wasmtime's own
             // output for a compatible engine. The entry was written by
             // `Component::serialize` below for this engine (its
@@ -83,13 +86,13 @@ pub(crate) fn compile(
 fn store(dir: &Path, cwasm: &Path, sum: &Path, component: &Component) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir)?;
     let data = component.serialize().map_err(|e| anyhow::anyhow!("{e}"))?;
-    let digest = hex(&Sha256::digest(&data));
+    let digest = blake3::hash(&data).to_hex().to_string();
     // Write beside, then rename, so a reader never sees half an entry; the
     // digest goes last, so an entry without a matching digest is ignored.
     let tmp = cwasm.with_extension(format!("cwasm.{}.tmp", std::process::id()));
     std::fs::write(&tmp, &data)?;
     std::fs::rename(&tmp, cwasm)?;
-    let tmp = sum.with_extension(format!("sha256.{}.tmp", std::process::id()));
+    let tmp = sum.with_extension(format!("blake3.{}.tmp", std::process::id()));
     std::fs::write(&tmp, digest)?;
     std::fs::rename(&tmp, sum)?;
     Ok(())

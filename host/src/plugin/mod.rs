@@ -32,6 +32,7 @@ pub use grant::ProbeGrant;
 use crate::declaration::OsFamily;
 use engine::EpochTicker;
 use output::CapturedOutput;
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -91,6 +92,70 @@ pub struct HostConfig {
     /// Folder of the compile cache (`cache.rs`); `None` compiles every
     /// time. Default `None`.
     pub cache_dir: Option<PathBuf>,
+    /// Per-plugin overrides of the limits above, keyed by the component's
+    /// file stem (`git` for `git.wasm`) or by the plugin's manifest name.
+    /// `manifest()` runs before the name is known, so its overrides match
+    /// the file stem only; a probe matches the name first, then the stem.
+    /// Default: none.
+    pub overrides: BTreeMap<String, PluginLimits>,
+}
+
+/// Limits that may be set per plugin ([`HostConfig::overrides`]); `None`
+/// keeps the [`HostConfig`] default.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PluginLimits {
+    /// Deadline of one `manifest()` call.
+    pub manifest_deadline: Option<Duration>,
+    /// Deadline of one `probe-version` call.
+    pub probe_deadline: Option<Duration>,
+    /// Largest linear memory (and table) of one store, in bytes.
+    pub memory_limit: Option<usize>,
+    /// Most bytes passed guest → host in one call.
+    pub hostcall_bytes: Option<usize>,
+}
+
+/// The limits one call runs under, after overrides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EffectiveLimits {
+    /// Deadline of `manifest()`.
+    pub manifest_deadline: Duration,
+    /// Deadline of `probe-version`.
+    pub probe_deadline: Duration,
+    /// Memory cap per store, in bytes.
+    pub memory_limit: usize,
+    /// Host-call data cap per call, in bytes.
+    pub hostcall_bytes: usize,
+}
+
+impl HostConfig {
+    /// The limits for the plugin whose file stem is `stem` and whose
+    /// manifest name is `name` (when known): the name's override wins over
+    /// the stem's, and either over the defaults, field by field.
+    pub fn limits_for(&self, stem: &str, name: Option<&str>) -> EffectiveLimits {
+        let mut l = EffectiveLimits {
+            manifest_deadline: self.manifest_deadline,
+            probe_deadline: self.probe_deadline,
+            memory_limit: self.memory_limit,
+            hostcall_bytes: self.hostcall_bytes,
+        };
+        let by_stem = self.overrides.get(stem);
+        let by_name = name.and_then(|n| self.overrides.get(n));
+        for o in [by_stem, by_name].into_iter().flatten() {
+            if let Some(d) = o.manifest_deadline {
+                l.manifest_deadline = d;
+            }
+            if let Some(d) = o.probe_deadline {
+                l.probe_deadline = d;
+            }
+            if let Some(m) = o.memory_limit {
+                l.memory_limit = m;
+            }
+            if let Some(h) = o.hostcall_bytes {
+                l.hostcall_bytes = h;
+            }
+        }
+        l
+    }
 }
 
 impl Default for HostConfig {
@@ -108,6 +173,7 @@ impl Default for HostConfig {
             max_component_bytes: 64 << 20,
             max_manifest_bytes: 4 << 20,
             cache_dir: None,
+            overrides: BTreeMap::new(),
         }
     }
 }
@@ -542,10 +608,16 @@ impl PluginHost {
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
         let (pre, cache) = self.prepare(&bytes).map_err(fail)?;
+        let limits = self.config.limits_for(&stem, None);
         let manifest = self
-            .call(&pre, &stem, None, GuestCall::Manifest, |p, store| {
-                p.call_manifest(store)
-            })
+            .call(
+                &pre,
+                &stem,
+                &limits,
+                None,
+                GuestCall::Manifest,
+                |p, store| p.call_manifest(store),
+            )
             .map_err(|failure| {
                 fail(LoadFailure::Call {
                     call: GuestCall::Manifest,
@@ -584,16 +656,59 @@ impl PluginHost {
         os: OsFamily,
         grant: ProbeGrant,
     ) -> Result<Option<String>, ProbeFailure> {
+        let limits = self.limits_of(plugin);
         let r = self
             .call(
                 &plugin.pre,
                 &plugin.name,
+                &limits,
                 Some((grant, os)),
                 GuestCall::ProbeVersion,
                 |p, store| p.call_probe_version(store, server, to_wit_os(os)),
             )
             .map_err(ProbeFailure::Call)?;
         r.map_err(ProbeFailure::Probe)
+    }
+
+    /// Instantiates `plugin` from its cached `InstancePre` in a fresh store
+    /// with every limit set, calls nothing, and drops the store: the fixed
+    /// cost of every guest call (benchmarks, `docs/performance.md`).
+    /// Errors: instantiation trapped or hit a limit.
+    pub fn instantiate(&self, plugin: &LoadedPlugin) -> Result<(), CallFailure> {
+        let limits = self.limits_of(plugin);
+        self.call(
+            &plugin.pre,
+            &plugin.name,
+            &limits,
+            None,
+            GuestCall::Manifest,
+            |_, _| Ok(()),
+        )
+    }
+
+    /// Calls `plugin`'s `manifest()` again in a fresh store and returns the
+    /// size of its text in bytes (benchmarks). Errors: the call trapped or
+    /// hit a limit.
+    pub fn manifest_size(&self, plugin: &LoadedPlugin) -> Result<usize, CallFailure> {
+        let limits = self.limits_of(plugin);
+        self.call(
+            &plugin.pre,
+            &plugin.name,
+            &limits,
+            None,
+            GuestCall::Manifest,
+            |p, store| p.call_manifest(store),
+        )
+        .map(|m| manifest_bytes(&m))
+    }
+
+    fn limits_of(&self, plugin: &LoadedPlugin) -> EffectiveLimits {
+        let stem = plugin
+            .file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        self.config.limits_for(&stem, Some(&plugin.name))
     }
 
     /// Checks the file's shape and imports, compiles it, and links it into
@@ -622,10 +737,37 @@ impl PluginHost {
 
     /// Runs one guest call in a fresh store with every limit set, flushes
     /// the guest's output to the log, and classifies a failure.
-    fn call<R>(
+    ///
+    /// WASI's synchronous stdout/stderr block on a Tokio runtime of their
+    /// own, which panics on a thread that is already inside one (the CLI's
+    /// commands run `Host::load` there). A call made from such a thread
+    /// therefore runs on a scoped thread of its own.
+    fn call<R: Send>(
         &self,
         pre: &bindings::PluginPre<StoreState>,
         plugin: &str,
+        limits: &EffectiveLimits,
+        grant: Option<(ProbeGrant, OsFamily)>,
+        which: GuestCall,
+        f: impl FnOnce(&bindings::Plugin, &mut Store<StoreState>) -> wasmtime::Result<R> + Send,
+    ) -> Result<R, CallFailure> {
+        if tokio::runtime::Handle::try_current().is_err() {
+            return self.call_here(pre, plugin, limits, grant, which, f);
+        }
+        std::thread::scope(|scope| {
+            scope
+                .spawn(|| self.call_here(pre, plugin, limits, grant, which, f))
+                .join()
+                .unwrap_or_else(|_| Err(CallFailure::Trap("the host call panicked".into())))
+        })
+    }
+
+    /// [`PluginHost::call`] on the current thread.
+    fn call_here<R>(
+        &self,
+        pre: &bindings::PluginPre<StoreState>,
+        plugin: &str,
+        limits: &EffectiveLimits,
         grant: Option<(ProbeGrant, OsFamily)>,
         which: GuestCall,
         f: impl FnOnce(&bindings::Plugin, &mut Store<StoreState>) -> wasmtime::Result<R>,
@@ -644,9 +786,9 @@ impl PluginHost {
             Some((g, os)) => (Some(g), os),
             None => (None, cfg.os),
         };
-        let limits = StoreLimitsBuilder::new()
-            .memory_size(cfg.memory_limit)
-            .table_elements(cfg.memory_limit / 8)
+        let store_limits = StoreLimitsBuilder::new()
+            .memory_size(limits.memory_limit)
+            .table_elements(limits.memory_limit / 8)
             .trap_on_grow_failure(true)
             .build();
         let state = StoreState {
@@ -655,7 +797,7 @@ impl PluginHost {
             wasi,
             table: ResourceTable::new(),
             limiter: Limiter {
-                inner: limits,
+                inner: store_limits,
                 hit: false,
             },
             stdout: stdout.clone(),
@@ -666,10 +808,10 @@ impl PluginHost {
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limiter);
-        store.set_hostcall_fuel(cfg.hostcall_bytes);
+        store.set_hostcall_fuel(limits.hostcall_bytes);
         let deadline = match which {
-            GuestCall::Manifest => cfg.manifest_deadline,
-            GuestCall::ProbeVersion => cfg.probe_deadline,
+            GuestCall::Manifest => limits.manifest_deadline,
+            GuestCall::ProbeVersion => limits.probe_deadline,
         };
         let tick = cfg.epoch_tick.as_nanos().max(1);
         let ticks = deadline.as_nanos().div_ceil(tick).max(1) as u64;
@@ -688,7 +830,7 @@ impl PluginHost {
         result.map_err(|e| {
             if state.limiter.hit {
                 return CallFailure::MemoryLimit {
-                    limit_bytes: cfg.memory_limit,
+                    limit_bytes: limits.memory_limit,
                 };
             }
             match e.downcast_ref::<Trap>() {
@@ -705,7 +847,7 @@ impl PluginHost {
                     // error with this text (no typed error to match).
                     if text.contains("fuel allocated for hostcalls has been exhausted") {
                         return CallFailure::HostcallData {
-                            limit_bytes: cfg.hostcall_bytes,
+                            limit_bytes: limits.hostcall_bytes,
                         };
                     }
                     CallFailure::Trap(match last_stderr {
@@ -887,6 +1029,39 @@ mod tests {
         assert!(!same_contract("0.2.0"));
         assert!(!same_contract("1.1.0"));
         assert!(!same_contract(""));
+    }
+
+    #[test]
+    fn overrides_apply_by_stem_then_name_field_by_field() {
+        let mut cfg = HostConfig::default();
+        cfg.overrides.insert(
+            "slow".into(),
+            PluginLimits {
+                manifest_deadline: Some(Duration::from_secs(5)),
+                memory_limit: Some(1 << 20),
+                ..PluginLimits::default()
+            },
+        );
+        cfg.overrides.insert(
+            "slow-plugin".into(),
+            PluginLimits {
+                memory_limit: Some(2 << 20),
+                probe_deadline: Some(Duration::from_millis(50)),
+                ..PluginLimits::default()
+            },
+        );
+        let d = cfg.limits_for("other", Some("other"));
+        assert_eq!(d.manifest_deadline, Duration::from_secs(1));
+        assert_eq!(d.memory_limit, 64 << 20);
+        let by_stem = cfg.limits_for("slow", None);
+        assert_eq!(by_stem.manifest_deadline, Duration::from_secs(5));
+        assert_eq!(by_stem.memory_limit, 1 << 20);
+        assert_eq!(by_stem.probe_deadline, Duration::from_millis(200));
+        let both = cfg.limits_for("slow", Some("slow-plugin"));
+        assert_eq!(both.manifest_deadline, Duration::from_secs(5));
+        assert_eq!(both.memory_limit, 2 << 20);
+        assert_eq!(both.probe_deadline, Duration::from_millis(50));
+        assert_eq!(both.hostcall_bytes, 4 << 20);
     }
 
     #[test]

@@ -42,6 +42,17 @@ impl Plugin for Probe {
                     .requires(Requires::app()),
             );
         }
+        // A probe that panics, for an application the tests install under
+        // `$WASMGATE_PROBE_APP`, so the host's availability pass runs it.
+        m = m.server(
+            Server::stdio("panic-probe", "vendor")
+                .app(
+                    App::linux()
+                        .path("$WASMGATE_PROBE_APP/vendor")
+                        .version(VersionSource::Custom),
+                )
+                .requires(Requires::app().min_version("1.0")),
+        );
         m.skill(Skill::new("outside-probe", outside))
     }
 
@@ -64,6 +75,7 @@ impl Plugin for Probe {
             "escape-symlink" => grant.read_file("link").map(|_| None).map_err(err),
             "list-huge" => grant.list_dir("many").map(|_| None).map_err(err),
             "read-huge" => grant.read_file("big.bin").map(|_| None).map_err(err),
+            "panic-probe" => panic!("this probe always panics"),
             "spin" => loop {
                 std::hint::black_box(());
             },

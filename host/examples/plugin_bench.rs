@@ -1,0 +1,239 @@
+//! Benchmark of plugin loading (issue 4, "Load speed"; `docs/performance.md`):
+//! per example component, cold compile vs load from the compile cache;
+//! instantiation from the `InstancePre`; a `manifest()` call; a
+//! `probe-version` call that reads one file; resident memory per loaded
+//! plugin; and the start-up of the `wasmgate status` binary with 1, 10
+//! and 100 cached plugins and no MCP server to connect.
+//!
+//! Needs the example components (`cargo xtask plugins`) and the release
+//! binary beside this example (`target/release/wasmgate`). Run:
+//!
+//! ```text
+//! cargo xtask plugins
+//! cargo build --release -p wasmgate --bin wasmgate --example plugin_bench
+//! target/release/examples/plugin_bench
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+use wasmgate::declaration::OsFamily;
+use wasmgate::plugin::{CacheOutcome, HostConfig, LoadedPlugin, PluginHost, ProbeGrant};
+
+const PLUGINS: &[&str] = &["git", "blender", "gpu-render", "versionfile"];
+
+/// Median and minimum of `n` runs of `f`.
+fn time<T>(n: usize, mut f: impl FnMut() -> T) -> (Duration, Duration) {
+    let mut v: Vec<Duration> = (0..n)
+        .map(|_| {
+            let t = Instant::now();
+            std::hint::black_box(f());
+            t.elapsed()
+        })
+        .collect();
+    v.sort();
+    (v[v.len() / 2], v[0])
+}
+
+fn us(d: Duration) -> String {
+    format!("{:.1}", d.as_secs_f64() * 1e6)
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.2}", d.as_secs_f64() * 1e3)
+}
+
+/// Resident set size of this process in bytes (`/proc/self/statm`).
+fn rss() -> u64 {
+    let s = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: u64 = s
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0);
+    pages * 4096
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn component(name: &str) -> PathBuf {
+    root()
+        .join("target/plugins")
+        .join(name)
+        .join(format!("{name}.wasm"))
+}
+
+/// `bytes` with a custom section appended: a different file (and cache
+/// entry) with the same code, so N copies are N distinct components.
+fn with_custom_section(bytes: &[u8], i: usize) -> Vec<u8> {
+    let name = b"bench-copy";
+    let payload = i.to_le_bytes();
+    let mut section = vec![name.len() as u8];
+    section.extend_from_slice(name);
+    section.extend_from_slice(&payload);
+    let mut out = bytes.to_vec();
+    out.push(0); // custom section id
+    out.push(section.len() as u8); // LEB128, < 128
+    out.extend_from_slice(&section);
+    out
+}
+
+fn main() -> anyhow::Result<()> {
+    for p in PLUGINS {
+        anyhow::ensure!(
+            component(p).is_file(),
+            "{} missing: run `cargo xtask plugins`",
+            component(p).display()
+        );
+    }
+    let tmp = tempfile::tempdir()?;
+    let cache = tmp.path().join("cache");
+    let cold_host = PluginHost::new(HostConfig::default())?;
+    let host = PluginHost::new(HostConfig {
+        cache_dir: Some(cache.clone()),
+        ..HostConfig::default()
+    })?;
+
+    println!("## Per plugin (median of runs; min in brackets)\n");
+    println!(
+        "| plugin | .wasm KiB | cold load (compile) ms | cached load µs | cold/cached | instantiate µs | manifest() µs |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    let mut loaded: Vec<LoadedPlugin> = Vec::new();
+    for name in PLUGINS {
+        let file = component(name);
+        let dir = file.parent().unwrap().to_path_buf();
+        let size = std::fs::metadata(&file)?.len();
+        let (cold, cold_min) = time(5, || cold_host.load_file(&file, &dir).unwrap());
+        // Fill the cache once, then every load is a hit.
+        let first = host.load_file(&file, &dir).unwrap();
+        assert_ne!(first.cache, CacheOutcome::Hit);
+        let (cached, cached_min) = time(50, || {
+            let p = host.load_file(&file, &dir).unwrap();
+            assert_eq!(p.cache, CacheOutcome::Hit);
+            p
+        });
+        let p = host.load_file(&file, &dir).unwrap();
+        let (inst, inst_min) = time(2000, || host.instantiate(&p).unwrap());
+        let (man, man_min) = time(2000, || host.manifest_size(&p).unwrap());
+        println!(
+            "| {name} | {} | {} [{}] | {} [{}] | {:.0}× | {} [{}] | {} [{}] |",
+            size / 1024,
+            ms(cold),
+            ms(cold_min),
+            us(cached),
+            us(cached_min),
+            cold.as_secs_f64() / cached.as_secs_f64(),
+            us(inst),
+            us(inst_min),
+            us(man),
+            us(man_min),
+        );
+        loaded.push(p);
+    }
+
+    // A probe call with one file read (versionfile's VERSION), grant
+    // opening included.
+    let app = tmp.path().join("app");
+    std::fs::create_dir_all(&app)?;
+    std::fs::write(app.join("VERSION"), "2.3.1\n")?;
+    let vf = loaded.iter().find(|p| p.name == "versionfile").unwrap();
+    let (probe, probe_min) = time(2000, || {
+        host.probe_version(
+            vf,
+            "versionfile",
+            OsFamily::Linux,
+            ProbeGrant::open(&app).unwrap(),
+        )
+        .unwrap()
+        .unwrap()
+    });
+    println!(
+        "\nprobe-version() reading one file (grant opened each time): {} µs [{}]",
+        us(probe),
+        us(probe_min)
+    );
+
+    // Resident memory per loaded plugin: 100 distinct cached components
+    // (copies of versionfile with a custom section), kept loaded.
+    let bytes = std::fs::read(component("versionfile"))?;
+    let copies = tmp.path().join("copies");
+    std::fs::create_dir_all(&copies)?;
+    for i in 0..100 {
+        std::fs::write(
+            copies.join(format!("vf{i:03}.wasm")),
+            with_custom_section(&bytes, i),
+        )?;
+    }
+    for r in host.load_dirs(std::slice::from_ref(&copies)) {
+        r.unwrap(); // fill the cache
+    }
+    let before = rss();
+    let kept: Vec<_> = host
+        .load_dirs(std::slice::from_ref(&copies))
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    let after = rss();
+    assert!(kept.iter().all(|p| p.cache == CacheOutcome::Hit));
+    println!(
+        "resident memory: {:.0} KiB per loaded plugin ({} plugins, RSS {} → {} MiB)",
+        (after.saturating_sub(before)) as f64 / 1024.0 / kept.len() as f64,
+        kept.len(),
+        before >> 20,
+        after >> 20
+    );
+    let (all, _) = time(5, || host.load_dirs(std::slice::from_ref(&copies)));
+    println!(
+        "load_dirs of 100 cached plugins in process: {} ms ({} µs per plugin)",
+        ms(all),
+        us(all / 100)
+    );
+    drop(kept);
+
+    // `wasmgate status` start-up with 1, 10 and 100 cached plugins.
+    let bin = std::env::current_exe()?
+        .parent()
+        .and_then(Path::parent)
+        .unwrap()
+        .join("wasmgate");
+    if !bin.is_file() {
+        println!("\n{} missing: status start-up skipped", bin.display());
+        return Ok(());
+    }
+    println!("\n## `wasmgate status` start-up (process spawn to exit)\n");
+    println!("| plugins | cold cache ms | cached ms (median) | cached ms (min) |");
+    println!("|---|---|---|---|");
+    for n in [0usize, 1, 10, 100] {
+        let dir = tmp.path().join(format!("status{n}"));
+        std::fs::create_dir_all(&dir)?;
+        for i in 0..n {
+            std::fs::write(
+                dir.join(format!("vf{i:03}.wasm")),
+                with_custom_section(&bytes, 1000 + i),
+            )?;
+        }
+        let status_cache = tmp.path().join(format!("status-cache{n}"));
+        let run = || {
+            let out = Command::new(&bin)
+                .args(["status", "--json", "--plugins"])
+                .arg(&dir)
+                .env("WASMGATE_CACHE", &status_cache)
+                .env_remove("VERSIONFILE_HOME")
+                .output()
+                .unwrap();
+            assert!(out.status.success());
+        };
+        let t = Instant::now();
+        run();
+        let cold = t.elapsed();
+        let (med, min) = time(10, run);
+        println!("| {n} | {} | {} | {} |", ms(cold), ms(med), ms(min));
+    }
+    Ok(())
+}
