@@ -4,7 +4,7 @@
 
 use super::Gateway;
 use crate::host::{Host, SkillRecord};
-use crate::mcp::{CallError, CallResult, ToolInfo};
+use crate::mcp::{CallError, CallResult, ConnectionState, ToolInfo};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
     GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult, ListResourcesResult,
@@ -157,7 +157,13 @@ impl ServerHandler for GatewayHandler {
         };
         match outcome {
             Ok(r) => Ok(mcp_result(r).into()),
-            Err(CallError::UnknownTool { name }) => Err(ErrorData::invalid_params(
+            Err(
+                CallError::UnknownTool { .. }
+                | CallError::NotConnected {
+                    state: ConnectionState::Gated,
+                    ..
+                },
+            ) => Err(ErrorData::invalid_params(
                 format!(
                     "no tool named '{name}' is offered by wasmgate now (its application may \
                      not be installed, or its server is not connected); call tools/list"

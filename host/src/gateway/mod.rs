@@ -197,14 +197,14 @@ impl Gateway {
         self.host().offered_tools()
     }
 
-    /// Calls an offered tool by its registered name. Errors: as
-    /// [`Host::call`]; a tool that is not offered now (its server gated or
-    /// gone) is [`CallError::UnknownTool`].
+    /// Calls an offered tool by its registered name on the live host.
+    /// Errors: as [`Host::call`] — [`CallError::UnknownTool`] for a name no
+    /// connected server has, [`CallError::NotConnected`] with state `gated`
+    /// when its application is not offerable now.
     pub async fn call(&self, name: &str, args: serde_json::Value) -> Result<CallResult, CallError> {
+        // The Arc keeps this host alive for the call even if a refresh swaps
+        // in another one meanwhile.
         let host = self.host();
-        if !host.offered_tools().iter().any(|t| t.name == name) {
-            return Err(CallError::UnknownTool { name: name.into() });
-        }
         host.call(name, args).await
     }
 
@@ -380,9 +380,11 @@ impl Gateway {
 /// shuts the gateway down afterwards. Errors: the `initialize` handshake failed.
 pub async fn serve_stdio(gateway: Gateway) -> anyhow::Result<()> {
     use rmcp::ServiceExt;
+    // Non-blocking pipes when the client launched us with pipes (the usual
+    // case): no blocking-pool hand-off per message (docs/performance.md).
     let running = gateway
         .handler()
-        .serve(rmcp::transport::stdio())
+        .serve(rmcp::transport::stdio_pipes())
         .await
         .map_err(|e| anyhow::anyhow!("MCP handshake on stdio failed: {e}"))?;
     running.waiting().await?;
