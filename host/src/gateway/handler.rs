@@ -267,3 +267,59 @@ impl ServerHandler for GatewayHandler {
         .into())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(schema: serde_json::Value) -> ToolInfo {
+        ToolInfo {
+            name: "mcp_git_log".into(),
+            server: "git".into(),
+            original_name: "log".into(),
+            title: Some("Log".into()),
+            description: "recent commits".into(),
+            input_schema: schema,
+            read_only: Some(true),
+        }
+    }
+
+    #[test]
+    fn tools_keep_the_registered_name_schema_title_and_read_only_hint() {
+        let schema =
+            serde_json::json!({"type": "object", "properties": {"max_count": {"type": "integer"}}});
+        let t = mcp_tool(&info(schema.clone()));
+        assert_eq!(t.name, "mcp_git_log");
+        assert_eq!(t.description.as_deref(), Some("recent commits"));
+        assert_eq!(t.title.as_deref(), Some("Log"));
+        assert_eq!(serde_json::Value::Object((*t.input_schema).clone()), schema);
+        assert_eq!(t.annotations.and_then(|a| a.read_only_hint), Some(true));
+        // A server that sent no object schema still yields a valid MCP tool.
+        let t = mcp_tool(&info(serde_json::Value::Null));
+        assert_eq!(
+            t.input_schema.get("type"),
+            Some(&serde_json::json!("object"))
+        );
+    }
+
+    #[test]
+    fn results_keep_blocks_structured_content_and_is_error() {
+        let r = CallResult {
+            server: "git".into(),
+            tool: "log".into(),
+            content: vec![
+                serde_json::json!({"type": "text", "text": "abc"}),
+                serde_json::json!({"type": "image", "data": "AAAA", "mimeType": "image/png"}),
+            ],
+            structured_content: Some(serde_json::json!({"commits": []})),
+            is_error: true,
+            truncated_bytes: 0,
+        };
+        let out = serde_json::to_value(mcp_result(r)).unwrap();
+        assert_eq!(out["isError"], true);
+        assert_eq!(out["content"][0]["text"], "abc");
+        assert_eq!(out["content"][1]["type"], "image");
+        assert_eq!(out["content"][1]["mimeType"], "image/png");
+        assert_eq!(out["structuredContent"], serde_json::json!({"commits": []}));
+    }
+}
