@@ -271,21 +271,18 @@ fn live_args(w: &World) -> Vec<String> {
 fn gateway_stdio_python_sdk_lists_calls_and_follows_an_application_appearing() {
     let w = world();
     let mut args = live_args(&w);
-    args.extend(
-        [
-            "--stdio".to_owned(),
-            "--".to_owned(),
-            wasmgate_bin().display().to_string(),
-            "serve".into(),
-            "--refresh-seconds".into(),
-            "1".into(),
-            "--plugins".into(),
-            plugins_dir().display().to_string(),
-            "--plugins".into(),
-            w.plugins.display().to_string(),
-        ]
-        .into_iter(),
-    );
+    args.extend([
+        "--stdio".to_owned(),
+        "--".to_owned(),
+        wasmgate_bin().display().to_string(),
+        "serve".into(),
+        "--refresh-seconds".into(),
+        "1".into(),
+        "--plugins".into(),
+        plugins_dir().display().to_string(),
+        "--plugins".into(),
+        w.plugins.display().to_string(),
+    ]);
     let r = python(&w, &args);
     check_common(&r, &w);
     // The git plugin's skill is visible (git is installed): a prompt and a resource.
