@@ -13,6 +13,7 @@
 pub mod availability;
 pub mod cli;
 pub mod declaration;
+pub mod gateway;
 pub mod host;
 pub mod manifest;
 pub mod mcp;

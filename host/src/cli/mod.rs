@@ -8,6 +8,7 @@ pub mod availability;
 pub mod check;
 pub mod component;
 mod report;
+pub mod serve;
 
 use crate::host::{Host, HostOptions};
 use clap::{Parser, Subcommand};
@@ -72,6 +73,9 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         host: Option<PathBuf>,
     },
+    /// Serve every offered tool and visible skill as one MCP server (stdio,
+    /// or streamable HTTP on loopback with `--http`); spec/mcp-client.md §7.
+    Serve(serve::ServeArgs),
 }
 
 /// Runs the command line; returns the process exit code.
@@ -133,6 +137,7 @@ fn run(cli: Cli) -> u8 {
             h.shutdown().await;
             Ok(0)
         }),
+        Command::Serve(args) => with_runtime(|| serve::run(options(), args)),
         Command::Call { tool, args } => {
             let args: serde_json::Value = match serde_json::from_str(args) {
                 Ok(v @ serde_json::Value::Object(_)) => v,

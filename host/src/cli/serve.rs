@@ -1,0 +1,140 @@
+//! `wasmgate serve`: the gateway (`spec/mcp-client.md` §7) over stdio, or
+//! over streamable HTTP on loopback with `--http 127.0.0.1:PORT`.
+//!
+//! The bearer token for HTTP comes from `--token-file FILE` or the
+//! `WASMGATE_TOKEN` environment variable — never from the command line, where
+//! other users of the machine could read it in the process list.
+//!
+//! Re-evaluation: every `--refresh-seconds` (default 30; 0 = off), when a
+//! plugin folder changes, and on `SIGHUP` (unix). Stops at the end of stdin
+//! (stdio), or on Ctrl-C / `SIGTERM`; every server child is ended.
+
+use crate::gateway::{self, Gateway, GatewayOptions};
+use crate::host::HostOptions;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// Environment variable holding the HTTP bearer token.
+pub const TOKEN_ENV: &str = "WASMGATE_TOKEN";
+
+/// Arguments of `wasmgate serve`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ServeArgs {
+    /// Serve MCP streamable HTTP at http://ADDR/mcp instead of stdio. Loopback
+    /// only, e.g. `127.0.0.1:8765` (port 0 picks a free port; the address is
+    /// printed on stderr).
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<SocketAddr>,
+    /// A file whose content (trimmed) is the bearer token HTTP clients must
+    /// send. Default: $WASMGATE_TOKEN; neither = no token.
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// Re-evaluate plugins and availability every N seconds (0 = only on a
+    /// plugin folder change or SIGHUP).
+    #[arg(long, value_name = "N", default_value_t = 30)]
+    pub refresh_seconds: u64,
+}
+
+/// Reads the bearer token: `--token-file`, else `$WASMGATE_TOKEN`, else none.
+/// Errors: the file cannot be read, or the token is empty.
+pub fn read_token(file: Option<&Path>) -> anyhow::Result<Option<String>> {
+    let (token, from) = match file {
+        Some(f) => (
+            std::fs::read_to_string(f)
+                .map_err(|e| anyhow::anyhow!("--token-file {}: {e}", f.display()))?,
+            format!("--token-file {}", f.display()),
+        ),
+        None => match std::env::var(TOKEN_ENV) {
+            Ok(t) => (t, format!("${TOKEN_ENV}")),
+            Err(_) => return Ok(None),
+        },
+    };
+    let token = token.trim().to_owned();
+    if token.is_empty() {
+        anyhow::bail!("{from}: the token is empty");
+    }
+    Ok(Some(token))
+}
+
+/// Runs `wasmgate serve`; returns the exit code.
+pub async fn run(host: HostOptions, args: &ServeArgs) -> anyhow::Result<u8> {
+    let token = read_token(args.token_file.as_deref())?;
+    let listener = match args.http {
+        Some(addr) => Some(gateway::http::bind_loopback(addr).await?),
+        None => {
+            if token.is_some() && args.token_file.is_some() {
+                tracing::warn!("--token-file applies to --http only; stdio has no token");
+            }
+            None
+        }
+    };
+    let options = GatewayOptions {
+        host,
+        refresh_every: (args.refresh_seconds > 0)
+            .then(|| Duration::from_secs(args.refresh_seconds)),
+        ..GatewayOptions::new()
+    };
+    let gw = Gateway::start(options).await?;
+    for p in gw.host().problems() {
+        tracing::warn!("{p}");
+    }
+    let watch = tokio::spawn(gw.clone().watch());
+    let stop = CancellationToken::new();
+    let signals = tokio::spawn(handle_signals(gw.clone(), stop.clone()));
+
+    let result = match listener {
+        Some(listener) => {
+            let addr = listener.local_addr()?;
+            eprintln!(
+                "wasmgate serve: listening on http://{addr}{}",
+                gateway::http::MCP_PATH
+            );
+            gateway::http::serve_http(gw.clone(), listener, token, stop.clone()).await
+        }
+        None => tokio::select! {
+            r = gateway::serve_stdio(gw.clone()) => r,
+            () = stop.cancelled() => Ok(()),
+        },
+    };
+    watch.abort();
+    signals.abort();
+    gw.shutdown().await;
+    result.map(|()| 0)
+}
+
+/// Ctrl-C and SIGTERM stop; SIGHUP refreshes (unix).
+async fn handle_signals(gw: Gateway, stop: CancellationToken) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut hup), Ok(mut term)) = (
+            signal(SignalKind::hangup()),
+            signal(SignalKind::terminate()),
+        ) else {
+            let _ = tokio::signal::ctrl_c().await;
+            stop.cancel();
+            return;
+        };
+        loop {
+            tokio::select! {
+                _ = hup.recv() => {
+                    tracing::info!("SIGHUP: re-evaluating plugins and availability");
+                    if let Err(e) = gw.refresh().await {
+                        tracing::warn!("refresh failed: {e:#}");
+                    }
+                }
+                _ = term.recv() => break,
+                _ = tokio::signal::ctrl_c() => break,
+            }
+        }
+        stop.cancel();
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = gw;
+        let _ = tokio::signal::ctrl_c().await;
+        stop.cancel();
+    }
+}

@@ -1,0 +1,325 @@
+//! The rmcp server handler of one client session (`spec/mcp-client.md` §7):
+//! tools from the live host, calls forwarded, visible skills as prompts and
+//! resources. Every session handler shares one [`Gateway`].
+
+use super::Gateway;
+use crate::host::{Host, SkillRecord};
+use crate::mcp::{CallError, CallResult, ConnectionState, ToolInfo};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
+    GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, Prompt, PromptMessage, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, Role, ServerCapabilities,
+    ServerConfig, Tool, ToolAnnotations,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use std::borrow::Cow;
+use std::sync::Arc;
+
+/// URI scheme of skill resources: `skill://<plugin>/<name>`.
+pub const SKILL_SCHEME: &str = "skill://";
+/// Prefix of skill prompt names: `skill_<name>`.
+pub const SKILL_PROMPT_PREFIX: &str = "skill_";
+
+/// The handler of one client session. Cheap to clone.
+#[derive(Clone)]
+pub struct GatewayHandler {
+    gateway: Gateway,
+}
+
+impl GatewayHandler {
+    pub(super) fn new(gateway: Gateway) -> GatewayHandler {
+        GatewayHandler { gateway }
+    }
+}
+
+/// One visible skill as the gateway offers it.
+struct OfferedSkill<'a> {
+    prompt: String,
+    uri: String,
+    skill: &'a SkillRecord,
+}
+
+/// Visible skills with their prompt names and URIs. Prompt names are
+/// `skill_<name>`; when two plugins bring a skill of the same name, the later
+/// one is `skill_<plugin>_<name>` so both stay reachable.
+fn offered_skills(host: &Host) -> Vec<OfferedSkill<'_>> {
+    let mut out: Vec<OfferedSkill<'_>> = Vec::new();
+    for skill in host.visible_skills() {
+        let mut prompt = format!("{SKILL_PROMPT_PREFIX}{}", skill.name);
+        if out.iter().any(|o| o.prompt == prompt) {
+            prompt = format!("{SKILL_PROMPT_PREFIX}{}_{}", skill.plugin, skill.name);
+        }
+        out.push(OfferedSkill {
+            prompt,
+            uri: format!("{SKILL_SCHEME}{}/{}", skill.plugin, skill.name),
+            skill,
+        });
+    }
+    out
+}
+
+/// The MCP `Tool` for a registered tool: name, title, description and input
+/// schema as the client got them from the server.
+pub fn mcp_tool(t: &ToolInfo) -> Tool {
+    let schema = match &t.input_schema {
+        serde_json::Value::Object(m) => m.clone(),
+        // The client keeps what the server sent; MCP needs an object schema.
+        _ => {
+            let mut m = serde_json::Map::new();
+            m.insert("type".into(), "object".into());
+            m
+        }
+    };
+    let mut tool = Tool::new(t.name.clone(), t.description.clone(), Arc::new(schema));
+    if let Some(title) = &t.title {
+        tool = tool.with_title(title.clone());
+    }
+    if let Some(ro) = t.read_only {
+        tool = tool.with_annotations(ToolAnnotations::new().read_only(ro));
+    }
+    tool
+}
+
+/// A forwarded call's outcome as an MCP result: every content block as the
+/// server sent it, `structuredContent`, and `isError`.
+pub fn mcp_result(r: CallResult) -> CallToolResult {
+    let content = r
+        .content
+        .into_iter()
+        .map(|block| {
+            serde_json::from_value::<ContentBlock>(block.clone())
+                .unwrap_or_else(|_| ContentBlock::text(block.to_string()))
+        })
+        .collect();
+    let mut out = if r.is_error {
+        CallToolResult::error(content)
+    } else {
+        CallToolResult::success(content)
+    };
+    out.structured_content = r.structured_content;
+    out
+}
+
+impl ServerHandler for GatewayHandler {
+    fn get_info(&self) -> ServerConfig {
+        let caps = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .enable_prompts()
+            .enable_prompts_list_changed()
+            .enable_resources()
+            .enable_resources_list_changed()
+            .build();
+        ServerConfig::new(caps)
+            .with_server_info(Implementation::new("wasmgate", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "wasmgate carries the tools of the plugins whose applications are installed \
+                 on this machine (named mcp_<server>_<tool>); the list changes when an \
+                 application is installed or removed. Skills are offered as prompts \
+                 (skill_<name>) and resources (skill://<plugin>/<name>).",
+            )
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.gateway.add_peer(context.peer);
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let tools = self.gateway.offered_tools().iter().map(mcp_tool).collect();
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name: Cow<'static, str> = request.name;
+        let args = request.arguments.map_or(
+            serde_json::Value::Object(Default::default()),
+            serde_json::Value::Object,
+        );
+        let call = self.gateway.call(&name, args);
+        let outcome = tokio::select! {
+            r = call => r,
+            () = context.ct.cancelled() => {
+                return Err(ErrorData::internal_error(
+                    format!("call to '{name}' was cancelled by the client"),
+                    None,
+                ));
+            }
+        };
+        match outcome {
+            Ok(r) => Ok(mcp_result(r).into()),
+            Err(
+                CallError::UnknownTool { .. }
+                | CallError::NotConnected {
+                    state: ConnectionState::Gated,
+                    ..
+                },
+            ) => Err(ErrorData::invalid_params(
+                format!(
+                    "no tool named '{name}' is offered by wasmgate now (its application may \
+                     not be installed, or its server is not connected); call tools/list"
+                ),
+                None,
+            )),
+            Err(CallError::BadArguments { name }) => Err(ErrorData::invalid_params(
+                format!("arguments for '{name}' must be a JSON object"),
+                None,
+            )),
+            // The call reached (or tried to reach) the server: the agent reads why.
+            Err(e) => Ok(CallToolResult::error(vec![ContentBlock::text(e.to_string())]).into()),
+        }
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let host = self.gateway.host();
+        let prompts = offered_skills(&host)
+            .into_iter()
+            .map(|o| {
+                Prompt::new(o.prompt, o.skill.description.clone(), None).with_title(format!(
+                    "{} (skill from plugin {})",
+                    o.skill.name, o.skill.plugin
+                ))
+            })
+            .collect();
+        Ok(ListPromptsResult::with_all_items(prompts))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let host = self.gateway.host();
+        let skills = offered_skills(&host);
+        let Some(o) = skills.iter().find(|o| o.prompt == request.name) else {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "no skill prompt named '{}' is offered now; call prompts/list",
+                    request.name
+                ),
+                None,
+            ));
+        };
+        let mut result = GetPromptResult::new(vec![PromptMessage::new_text(
+            Role::User,
+            o.skill.markdown.clone(),
+        )]);
+        if let Some(d) = &o.skill.description {
+            result = result.with_description(d.clone());
+        }
+        Ok(result.into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let host = self.gateway.host();
+        let resources = offered_skills(&host)
+            .into_iter()
+            .map(|o| {
+                let mut r = Resource::new(o.uri, o.skill.name.clone())
+                    .with_mime_type("text/markdown")
+                    .with_size(o.skill.markdown.len() as u64);
+                if let Some(d) = &o.skill.description {
+                    r = r.with_description(d.clone());
+                }
+                r
+            })
+            .collect();
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let host = self.gateway.host();
+        let skills = offered_skills(&host);
+        let Some(o) = skills.iter().find(|o| o.uri == request.uri) else {
+            return Err(ErrorData::resource_not_found(
+                format!(
+                    "no skill resource '{}' is offered now; call resources/list",
+                    request.uri
+                ),
+                None,
+            ));
+        };
+        Ok(ReadResourceResult::new(vec![
+            ResourceContents::text(o.skill.markdown.clone(), o.uri.clone())
+                .with_mime_type("text/markdown"),
+        ])
+        .into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(schema: serde_json::Value) -> ToolInfo {
+        ToolInfo {
+            name: "mcp_git_log".into(),
+            server: "git".into(),
+            original_name: "log".into(),
+            title: Some("Log".into()),
+            description: "recent commits".into(),
+            input_schema: schema,
+            read_only: Some(true),
+        }
+    }
+
+    #[test]
+    fn tools_keep_the_registered_name_schema_title_and_read_only_hint() {
+        let schema =
+            serde_json::json!({"type": "object", "properties": {"max_count": {"type": "integer"}}});
+        let t = mcp_tool(&info(schema.clone()));
+        assert_eq!(t.name, "mcp_git_log");
+        assert_eq!(t.description.as_deref(), Some("recent commits"));
+        assert_eq!(t.title.as_deref(), Some("Log"));
+        assert_eq!(serde_json::Value::Object((*t.input_schema).clone()), schema);
+        assert_eq!(t.annotations.and_then(|a| a.read_only_hint), Some(true));
+        // A server that sent no object schema still yields a valid MCP tool.
+        let t = mcp_tool(&info(serde_json::Value::Null));
+        assert_eq!(
+            t.input_schema.get("type"),
+            Some(&serde_json::json!("object"))
+        );
+    }
+
+    #[test]
+    fn results_keep_blocks_structured_content_and_is_error() {
+        let r = CallResult {
+            server: "git".into(),
+            tool: "log".into(),
+            content: vec![
+                serde_json::json!({"type": "text", "text": "abc"}),
+                serde_json::json!({"type": "image", "data": "AAAA", "mimeType": "image/png"}),
+            ],
+            structured_content: Some(serde_json::json!({"commits": []})),
+            is_error: true,
+            truncated_bytes: 0,
+        };
+        let out = serde_json::to_value(mcp_result(r)).unwrap();
+        assert_eq!(out["isError"], true);
+        assert_eq!(out["content"][0]["text"], "abc");
+        assert_eq!(out["content"][1]["type"], "image");
+        assert_eq!(out["content"][1]["mimeType"], "image/png");
+        assert_eq!(out["structuredContent"], serde_json::json!({"commits": []}));
+    }
+}

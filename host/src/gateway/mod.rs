@@ -1,0 +1,472 @@
+//! The gateway (`spec/mcp-client.md` §7): `wasmgate serve`, one MCP server
+//! that carries every plugin's gated tools, so any agent gets the whole
+//! plugin host by adding one MCP server to its config.
+//!
+//! - Tools: exactly [`Host::offered_tools`] — tools of connected servers
+//!   whose declaration is offerable now — under their registered names
+//!   (`mcp_{server}_{tool}`), with the description and input schema the
+//!   client got from the server. `tools/call` goes to [`Host::call`], so the
+//!   server's own `timeout` bounds it. A name that is not offered now (never
+//!   existed, or its application is gone) is a JSON-RPC `invalid_params`
+//!   error naming the tool; a call that reached the server and failed, timed
+//!   out or lost its session is a tool error (`isError: true`) whose text
+//!   the agent sees.
+//! - Skills: each visible skill (the `requires_apps` gate, `spec/declarations.md`
+//!   §8) is offered twice, as a **prompt** `skill_<name>` and as a
+//!   **resource** `skill://<plugin>/<name>` (`text/markdown`). Why both:
+//!   clients differ in what they surface — chat clients (Claude Desktop,
+//!   VS Code, Zed) show prompts as user-invoked slash commands, while coding
+//!   agents (Claude Code, Cursor, Continue) attach resources as context the
+//!   model reads; a skill is useful in both roles, and both lists are cheap.
+//!   Hidden skills are in neither list.
+//! - Live changes: [`Gateway::refresh`] loads the plugin folders and config
+//!   again and re-evaluates availability. When nothing that the load decides
+//!   changed (plugins, server entries, availability, skills), the live host is
+//!   kept and only discovery runs again (failed servers are retried). When
+//!   something changed, a fresh [`Host`] is discovered and swapped in, and
+//!   the old one is shut down once its in-flight calls finish. After every
+//!   refresh, and on every watch tick, the offered tools and visible skills
+//!   are compared with what clients last saw; a difference sends
+//!   `notifications/tools/list_changed` (and the prompts/resources
+//!   list_changed for skills) to every connected client.
+//!   [`Gateway::watch`] runs the ticks: plugin folders polled for changed
+//!   files (mtime and size), and a full refresh on a schedule.
+//!
+//! Transports: [`serve_stdio`] and [`http::serve_http`] (loopback only,
+//! optional bearer token).
+//!
+//! ```no_run
+//! # async fn demo() -> anyhow::Result<()> {
+//! use wasmgate::gateway::{Gateway, GatewayOptions};
+//! let mut options = GatewayOptions::new();
+//! options.host.plugin_dirs = vec!["target/plugins".into()];
+//! let gateway = Gateway::start(options).await?;
+//! let mut changes = gateway.subscribe();
+//! tokio::spawn(gateway.clone().watch());
+//! wasmgate::gateway::serve_stdio(gateway.clone()).await?;
+//! gateway.shutdown().await;
+//! # Ok(()) }
+//! ```
+
+mod handler;
+pub mod http;
+
+pub use handler::GatewayHandler;
+
+use crate::host::{Host, HostOptions};
+use crate::mcp::{CallError, CallResult, ToolInfo};
+use rmcp::RoleServer;
+use rmcp::service::Peer;
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant, SystemTime};
+use tokio::sync::broadcast;
+
+/// Default period of the full refresh (`--refresh-seconds`), seconds.
+pub const DEFAULT_REFRESH: Duration = Duration::from_secs(30);
+/// Default period of the cheap watch tick: plugin folders polled, offered
+/// set compared with what clients saw.
+pub const DEFAULT_WATCH_TICK: Duration = Duration::from_secs(1);
+/// Longest an old host is kept alive for its in-flight calls after a swap.
+pub const RETIRE_GRACE: Duration = Duration::from_secs(300);
+
+/// What [`Gateway::start`] loads and how often it re-evaluates.
+#[derive(Clone)]
+pub struct GatewayOptions {
+    /// Plugin folders, config, platform, sandbox, client options.
+    pub host: HostOptions,
+    /// Period of the full refresh; `None` = only on demand (and on a plugin
+    /// folder change).
+    pub refresh_every: Option<Duration>,
+    /// Period of the watch tick (plugin folders polled, offered set
+    /// compared). Default [`DEFAULT_WATCH_TICK`].
+    pub watch_tick: Duration,
+}
+
+impl GatewayOptions {
+    /// This machine, no plugins, refresh every [`DEFAULT_REFRESH`].
+    pub fn new() -> GatewayOptions {
+        GatewayOptions {
+            host: HostOptions::new(),
+            refresh_every: Some(DEFAULT_REFRESH),
+            watch_tick: DEFAULT_WATCH_TICK,
+        }
+    }
+}
+
+impl Default for GatewayOptions {
+    fn default() -> Self {
+        GatewayOptions::new()
+    }
+}
+
+/// A change of what the gateway offers, as sent to [`Gateway::subscribe`]rs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Change {
+    /// The offered tools changed (names, descriptions or schemas).
+    pub tools: bool,
+    /// The visible skills changed.
+    pub skills: bool,
+    /// Availability or the loaded plugins changed (a new host was swapped in).
+    pub availability: bool,
+}
+
+/// What one [`Gateway::refresh`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefreshOutcome {
+    /// A fresh host replaced the live one (something the load decides changed).
+    pub swapped: bool,
+    /// Clients were told the tools changed.
+    pub tools_changed: bool,
+    /// Clients were told the skills changed.
+    pub skills_changed: bool,
+}
+
+/// The gateway: a live [`Host`] behind a lock, the connected clients, and
+/// what they last saw. Cheap to clone (one `Arc`).
+#[derive(Clone)]
+pub struct Gateway {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    options: GatewayOptions,
+    host: RwLock<Arc<Host>>,
+    /// Fingerprint of the live host's load decisions.
+    load_print: Mutex<u64>,
+    /// Fingerprint of the plugin folders' files (names, sizes, mtimes).
+    dir_print: Mutex<u64>,
+    /// Serializes refreshes.
+    refresh_lock: tokio::sync::Mutex<()>,
+    /// Connected MCP clients (closed ones are pruned on each notify).
+    peers: Mutex<Vec<Peer<RoleServer>>>,
+    /// What clients last saw.
+    seen: Mutex<Seen>,
+    /// Hosts swapped out and not yet shut down.
+    retiring: Mutex<Vec<Arc<Host>>>,
+    changes: broadcast::Sender<Change>,
+}
+
+#[derive(Default, PartialEq, Eq, Clone)]
+struct Seen {
+    tools: u64,
+    skills: u64,
+}
+
+impl Gateway {
+    /// Loads the plugin folders and config and connects every offerable
+    /// server. Errors: only when the component engine cannot start
+    /// ([`Host::load`]); one bad plugin is a problem line, not an error.
+    pub async fn start(options: GatewayOptions) -> anyhow::Result<Gateway> {
+        let host = load(options.host.clone()).await?;
+        host.discover().await;
+        let load_print = load_fingerprint(&host);
+        let dir_print = dir_fingerprint(&options.host.plugin_dirs);
+        let (changes, _) = broadcast::channel(64);
+        let gateway = Gateway {
+            inner: Arc::new(Inner {
+                options,
+                host: RwLock::new(Arc::new(host)),
+                load_print: Mutex::new(load_print),
+                dir_print: Mutex::new(dir_print),
+                refresh_lock: tokio::sync::Mutex::new(()),
+                peers: Mutex::new(Vec::new()),
+                seen: Mutex::new(Seen::default()),
+                retiring: Mutex::new(Vec::new()),
+                changes,
+            }),
+        };
+        let seen = gateway.current_seen();
+        *lock(&gateway.inner.seen) = seen;
+        Ok(gateway)
+    }
+
+    /// The live host (a snapshot: a refresh may swap in another one).
+    pub fn host(&self) -> Arc<Host> {
+        self.inner
+            .host
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// The tools offered now ([`Host::offered_tools`] of the live host).
+    pub fn offered_tools(&self) -> Vec<ToolInfo> {
+        self.host().offered_tools()
+    }
+
+    /// Calls an offered tool by its registered name on the live host.
+    /// Errors: as [`Host::call`] — [`CallError::UnknownTool`] for a name no
+    /// connected server has, [`CallError::NotConnected`] with state `gated`
+    /// when its application is not offerable now.
+    pub async fn call(&self, name: &str, args: serde_json::Value) -> Result<CallResult, CallError> {
+        // The Arc keeps this host alive for the call even if a refresh swaps
+        // in another one meanwhile.
+        let host = self.host();
+        host.call(name, args).await
+    }
+
+    /// Receives a [`Change`] each time the offered tools, the visible
+    /// skills or availability change.
+    pub fn subscribe(&self) -> broadcast::Receiver<Change> {
+        self.inner.changes.subscribe()
+    }
+
+    /// The rmcp server handler for one client session.
+    pub fn handler(&self) -> GatewayHandler {
+        GatewayHandler::new(self.clone())
+    }
+
+    /// Re-evaluates on demand (an application installed or removed, a plugin
+    /// added, changed or removed): loads the plugin folders and config again,
+    /// swaps in a fresh host when anything the load decides changed (else
+    /// retries failed servers on the live one), then tells clients what
+    /// changed. Errors: the component engine could not start; the live host
+    /// is kept.
+    pub async fn refresh(&self) -> anyhow::Result<RefreshOutcome> {
+        let _one_at_a_time = self.inner.refresh_lock.lock().await;
+        *lock(&self.inner.dir_print) = dir_fingerprint(&self.inner.options.host.plugin_dirs);
+        let fresh = load(self.inner.options.host.clone()).await?;
+        let print = load_fingerprint(&fresh);
+        let swapped = print != *lock(&self.inner.load_print);
+        if swapped {
+            fresh.discover().await;
+            let fresh = Arc::new(fresh);
+            let old = {
+                let mut slot = self.inner.host.write().unwrap_or_else(|e| e.into_inner());
+                std::mem::replace(&mut *slot, fresh)
+            };
+            *lock(&self.inner.load_print) = print;
+            tracing::info!("gateway: plugins or availability changed; new host swapped in");
+            self.retire(old);
+        } else {
+            // Nothing to reload: the fresh host was never connected.
+            drop(fresh);
+            self.host().discover().await;
+        }
+        let (tools_changed, skills_changed) = self.publish(swapped).await;
+        Ok(RefreshOutcome {
+            swapped,
+            tools_changed,
+            skills_changed,
+        })
+    }
+
+    /// Runs forever: every `watch_tick` compares the offered set with what
+    /// clients saw (a server lost or its tools changed) and polls the plugin
+    /// folders; a changed folder, or `refresh_every` elapsed, runs
+    /// [`Gateway::refresh`]. Spawn it; abort the task to stop it.
+    pub async fn watch(self) {
+        let tick = self.inner.options.watch_tick.max(Duration::from_millis(50));
+        let mut last_refresh = Instant::now();
+        loop {
+            tokio::time::sleep(tick).await;
+            let dirs = dir_fingerprint(&self.inner.options.host.plugin_dirs);
+            let dirs_changed = dirs != *lock(&self.inner.dir_print);
+            let due = self
+                .inner
+                .options
+                .refresh_every
+                .is_some_and(|every| last_refresh.elapsed() >= every);
+            if dirs_changed || due {
+                if dirs_changed {
+                    tracing::info!("gateway: a plugin folder changed; reloading");
+                }
+                if let Err(e) = self.refresh().await {
+                    tracing::warn!("gateway: refresh failed: {e:#}");
+                }
+                last_refresh = Instant::now();
+            } else {
+                self.publish(false).await;
+            }
+        }
+    }
+
+    /// Ends every server session and child process of the live host and of
+    /// hosts still retiring.
+    pub async fn shutdown(&self) {
+        self.host().shutdown().await;
+        let retiring: Vec<Arc<Host>> = lock(&self.inner.retiring).drain(..).collect();
+        for h in retiring {
+            h.shutdown().await;
+        }
+    }
+
+    /// Remembers a client session so it gets list_changed notifications.
+    pub(crate) fn add_peer(&self, peer: Peer<RoleServer>) {
+        let mut peers = lock(&self.inner.peers);
+        peers.retain(|p| !p.is_transport_closed());
+        peers.push(peer);
+    }
+
+    /// Number of connected client sessions (closed ones are not counted).
+    pub fn client_count(&self) -> usize {
+        let mut peers = lock(&self.inner.peers);
+        peers.retain(|p| !p.is_transport_closed());
+        peers.len()
+    }
+
+    fn current_seen(&self) -> Seen {
+        let host = self.host();
+        Seen {
+            tools: tools_fingerprint(&host.offered_tools()),
+            skills: skills_fingerprint(&host),
+        }
+    }
+
+    /// Compares the offered set with what clients saw; notifies on a
+    /// difference. Returns (tools changed, skills changed).
+    async fn publish(&self, availability: bool) -> (bool, bool) {
+        let now = self.current_seen();
+        let before = std::mem::replace(&mut *lock(&self.inner.seen), now.clone());
+        let tools = before.tools != now.tools;
+        let skills = before.skills != now.skills;
+        if tools || skills || availability {
+            let _ = self.inner.changes.send(Change {
+                tools,
+                skills,
+                availability,
+            });
+        }
+        if !(tools || skills) {
+            return (false, false);
+        }
+        let peers: Vec<Peer<RoleServer>> = {
+            let mut peers = lock(&self.inner.peers);
+            peers.retain(|p| !p.is_transport_closed());
+            peers.clone()
+        };
+        tracing::info!(
+            clients = peers.len(),
+            tools,
+            skills,
+            "gateway: offered set changed; notifying clients"
+        );
+        for peer in peers {
+            // Skills first, tools last: a client that reacts to the tools
+            // notification (and perhaps ends the session) has seen the rest.
+            if skills {
+                let _ = peer.notify_prompt_list_changed().await;
+                let _ = peer.notify_resource_list_changed().await;
+            }
+            if tools && let Err(e) = peer.notify_tool_list_changed().await {
+                tracing::debug!("gateway: tools/list_changed not delivered: {e}");
+            }
+        }
+        (tools, skills)
+    }
+
+    /// Shuts `old` down once no call holds it (or after [`RETIRE_GRACE`]).
+    fn retire(&self, old: Arc<Host>) {
+        lock(&self.inner.retiring).push(old.clone());
+        let inner = Arc::downgrade(&self.inner);
+        tokio::spawn(async move {
+            let deadline = Instant::now() + RETIRE_GRACE;
+            // Two holders remain when idle: this task and the retiring list.
+            while Arc::strong_count(&old) > 2 && Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            old.shutdown().await;
+            if let Some(inner) = inner.upgrade() {
+                lock(&inner.retiring).retain(|h| !Arc::ptr_eq(h, &old));
+            }
+        });
+    }
+}
+
+/// Serves the gateway over stdio until the client closes stdin. The caller
+/// shuts the gateway down afterwards. Errors: the `initialize` handshake failed.
+pub async fn serve_stdio(gateway: Gateway) -> anyhow::Result<()> {
+    use rmcp::ServiceExt;
+    // Non-blocking pipes when the client launched us with pipes (the usual
+    // case): no blocking-pool hand-off per message (docs/performance.md).
+    let running = gateway
+        .handler()
+        .serve(rmcp::transport::stdio_pipes())
+        .await
+        .map_err(|e| anyhow::anyhow!("MCP handshake on stdio failed: {e}"))?;
+    running.waiting().await?;
+    Ok(())
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// [`Host::load`] off the async threads: it reads files and may compile
+/// components.
+async fn load(options: HostOptions) -> anyhow::Result<Host> {
+    tokio::task::spawn_blocking(move || Host::load(options))
+        .await
+        .map_err(|e| anyhow::anyhow!("loading plugins stopped: {e}"))?
+}
+
+/// Everything a load decides that changes what is offered: plugins, server
+/// entries, availability (state, version, path), skills and their gate.
+fn load_fingerprint(host: &Host) -> u64 {
+    let mut h = DefaultHasher::new();
+    for p in host.plugins() {
+        (&p.name, &p.version, &p.file, p.kind, &p.servers).hash(&mut h);
+    }
+    for s in host.servers() {
+        format!("{:?}", s.spec).hash(&mut h);
+        format!("{:?}", s.availability).hash(&mut h);
+    }
+    skills_fingerprint(host).hash(&mut h);
+    h.finish()
+}
+
+fn skills_fingerprint(host: &Host) -> u64 {
+    let mut h = DefaultHasher::new();
+    for s in host.visible_skills() {
+        (&s.plugin, &s.name, &s.description, &s.markdown).hash(&mut h);
+    }
+    h.finish()
+}
+
+fn tools_fingerprint(tools: &[ToolInfo]) -> u64 {
+    let mut h = DefaultHasher::new();
+    for t in tools {
+        (&t.name, &t.title, &t.description, t.read_only).hash(&mut h);
+        t.input_schema.to_string().hash(&mut h);
+    }
+    h.finish()
+}
+
+/// Names, sizes and mtimes of the files in the plugin folders, four levels
+/// deep (components one level down, `plugin.yaml` skills a few levels more).
+fn dir_fingerprint(dirs: &[PathBuf]) -> u64 {
+    let mut h = DefaultHasher::new();
+    for dir in dirs {
+        dir.hash(&mut h);
+        hash_dir(dir, 4, &mut h);
+    }
+    h.finish()
+}
+
+fn hash_dir(dir: &Path, depth: u32, h: &mut DefaultHasher) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    entries.sort();
+    for path in entries {
+        let Ok(meta) = std::fs::metadata(&path) else {
+            continue;
+        };
+        path.hash(h);
+        if meta.is_dir() {
+            if depth > 1 {
+                hash_dir(&path, depth - 1, h);
+            }
+        } else {
+            meta.len().hash(h);
+            meta.modified()
+                .ok()
+                .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+                .hash(h);
+        }
+    }
+}
