@@ -638,7 +638,7 @@ impl Platform for SimulatedHost {
 
     fn open_grant_dir(&self, path: &str) -> Option<cap_std::fs::Dir> {
         self.count();
-        let (root, rel) = self.resolve(path)?;
+        let (root, rel, _) = self.resolve(path)?;
         if rel.as_os_str().is_empty() || rel == Path::new(".") {
             return root.try_clone().ok();
         }
