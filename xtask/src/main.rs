@@ -276,6 +276,6 @@ fn demo() -> Result<()> {
 fn test(extra: &[String]) -> Result<()> {
     plugins()?;
     let mut c = host_cargo();
-    c.args(["test", "--locked"]).args(extra);
+    c.args(["test", "--locked", "--no-fail-fast"]).args(extra);
     run(c)
 }
