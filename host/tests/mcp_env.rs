@@ -3,27 +3,13 @@
 //! then becomes the git MCP server, so the connection itself succeeds.
 //! One test per binary: it sets variables of this process.
 
+mod common;
+use common::git_server_bin;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use wasmgate::manifest::server::{ServerSpec, ToolFilter, Transport};
+use wasmgate::manifest::server::{ServerSpec, Transport};
 use wasmgate::mcp::{ConnectionState, McpClient};
-
-fn git_server_bin() -> PathBuf {
-    let exe = std::env::current_exe().expect("test executable path");
-    let dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>");
-    let bin = dir.join(format!("git-mcp-server{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        bin.is_file(),
-        "{} is missing: build it first with `cargo build -p git-mcp-server`",
-        bin.display()
-    );
-    bin
-}
 
 #[tokio::test]
 async fn stdio_child_sees_only_baseline_env_passthrough_and_its_own_env() {
@@ -39,26 +25,21 @@ async fn stdio_child_sees_only_baseline_env_passthrough_and_its_own_env() {
     let mut env = BTreeMap::new();
     env.insert("SERVER_OWN".to_string(), "own-value".to_string());
     env.insert("ENV_DUMP".to_string(), dump.display().to_string());
+    let transport = Transport::Stdio {
+        command: "sh".into(),
+        args: vec![
+            "-c".into(),
+            "env > \"$ENV_DUMP\"; exec \"$0\"".into(),
+            git_server_bin().display().to_string(),
+        ],
+        env,
+        env_passthrough: vec!["WASMGATE_TEST_PASSED".into()],
+    };
     let spec = ServerSpec {
-        name: "envcheck".into(),
-        plugin: None,
-        enabled: true,
-        transport: Transport::Stdio {
-            command: "sh".into(),
-            args: vec![
-                "-c".into(),
-                "env > \"$ENV_DUMP\"; exec \"$0\"".into(),
-                git_server_bin().display().to_string(),
-            ],
-            env,
-            env_passthrough: vec!["WASMGATE_TEST_PASSED".into()],
-        },
         timeout: Duration::from_secs(30),
         connect_timeout: Duration::from_secs(30),
-        tools: ToolFilter::default(),
         max_result_bytes: 1 << 20,
-        declaration: None,
-        sampling: Default::default(),
+        ..ServerSpec::new("envcheck", transport)
     };
     let client = McpClient::new();
     client.connect_all(&[spec], |_| true).await;

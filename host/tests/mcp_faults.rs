@@ -4,45 +4,20 @@
 //! find its package, a refused HTTP port, no servers at all — and the healthy
 //! server next to them keeps working. Nothing secret reaches an error.
 
+mod common;
+use common::git_server_bin;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use wasmgate::manifest::server::{ServerSpec, ToolFilter, Transport};
+use wasmgate::manifest::server::{ServerSpec, Transport};
 use wasmgate::mcp::{ConnectionState, McpClient, NO_SERVERS_CONFIGURED};
-
-fn git_server_bin() -> PathBuf {
-    let exe = std::env::current_exe().expect("test executable path");
-    let dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>");
-    let bin = dir.join(format!("git-mcp-server{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        bin.is_file(),
-        "{} is missing: build it first with `cargo build -p git-mcp-server`",
-        bin.display()
-    );
-    bin
-}
 
 fn stdio(name: &str, command: &str, args: &[&str]) -> ServerSpec {
     ServerSpec {
-        name: name.to_string(),
-        plugin: None,
-        enabled: true,
-        transport: Transport::Stdio {
-            command: command.to_string(),
-            args: args.iter().map(|a| a.to_string()).collect(),
-            env: BTreeMap::new(),
-            env_passthrough: vec![],
-        },
         timeout: Duration::from_secs(30),
         connect_timeout: Duration::from_secs(20),
-        tools: ToolFilter::default(),
         max_result_bytes: 1 << 20,
-        declaration: None,
-        sampling: Default::default(),
+        ..ServerSpec::new(name, Transport::stdio(command, args))
     }
 }
 

@@ -2,47 +2,21 @@
 //! spawned as a real child process: discovery, naming, calls, gating,
 //! collisions, reconnect and shutdown (`spec/mcp-client.md` §2, §3, §6).
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+mod common;
+use common::git_server_bin;
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
 use wasmgate::manifest::server::{ServerSpec, ToolFilter, Transport};
 use wasmgate::mcp::{ClientOptions, ConnectionState, McpClient, ReconnectPolicy, naming};
 
-/// `target/<profile>/git-mcp-server`, next to this test's `deps/` folder.
-fn git_server_bin() -> PathBuf {
-    let exe = std::env::current_exe().expect("test executable path");
-    let dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target/<profile> folder");
-    let bin = dir.join(format!("git-mcp-server{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        bin.is_file(),
-        "{} is missing: build it first with `cargo build -p git-mcp-server` (or run `cargo test --workspace`)",
-        bin.display()
-    );
-    bin
-}
-
 fn spec(name: &str, command: &str, args: &[&str]) -> ServerSpec {
     ServerSpec {
-        name: name.to_string(),
         plugin: Some("git".to_string()),
-        enabled: true,
-        transport: Transport::Stdio {
-            command: command.to_string(),
-            args: args.iter().map(|a| a.to_string()).collect(),
-            env: BTreeMap::new(),
-            env_passthrough: vec![],
-        },
         timeout: Duration::from_secs(30),
         connect_timeout: Duration::from_secs(30),
-        tools: ToolFilter::default(),
-        max_result_bytes: 8 * 1024 * 1024,
-        declaration: None,
-        sampling: Default::default(),
+        ..ServerSpec::new(name, Transport::stdio(command, args))
     }
 }
 

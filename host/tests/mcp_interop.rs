@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use wasmgate::manifest::server::{ServerSpec, ToolFilter, Transport};
+use wasmgate::manifest::server::{ServerSpec, Transport};
 use wasmgate::mcp::{CallError, ConnectionState, McpClient};
 
 fn interop_dir() -> PathBuf {
@@ -35,16 +35,10 @@ fn everything_js() -> String {
 
 fn spec(name: &str, transport: Transport) -> ServerSpec {
     ServerSpec {
-        name: name.to_string(),
-        plugin: None,
-        enabled: true,
-        transport,
         timeout: Duration::from_secs(30),
         connect_timeout: Duration::from_secs(60),
-        tools: ToolFilter::default(),
         max_result_bytes: 8 << 20,
-        declaration: None,
-        sampling: Default::default(),
+        ..ServerSpec::new(name, transport)
     }
 }
 

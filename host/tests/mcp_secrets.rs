@@ -8,7 +8,7 @@ use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use wasmgate::manifest::server::{ServerSpec, ToolFilter, Transport};
+use wasmgate::manifest::server::{ServerSpec, Transport};
 use wasmgate::mcp::McpClient;
 
 const SECRET_ENV: &str = "zq7-env-secret-value-5501";
@@ -31,16 +31,10 @@ impl Write for Sink {
 
 fn spec(name: &str, transport: Transport) -> ServerSpec {
     ServerSpec {
-        name: name.to_string(),
-        plugin: None,
-        enabled: true,
-        transport,
         timeout: Duration::from_secs(10),
         connect_timeout: Duration::from_secs(10),
-        tools: ToolFilter::default(),
         max_result_bytes: 1 << 20,
-        declaration: None,
-        sampling: Default::default(),
+        ..ServerSpec::new(name, transport)
     }
 }
 

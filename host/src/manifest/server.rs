@@ -66,3 +66,37 @@ pub struct ServerSpec {
     /// The server's application declaration, when it has `app:` or `requires:`.
     pub declaration: Option<Declaration>,
 }
+
+impl ServerSpec {
+    /// An enabled config-file server with the defaults of
+    /// `spec/mcp-client.md` §1: `timeout` 120 s, `connect_timeout` 60 s,
+    /// every tool offered, `max_result_bytes` 8 MiB, default sampling
+    /// policy, no declaration. Set fields on the result to change them.
+    pub fn new(name: impl Into<String>, transport: Transport) -> ServerSpec {
+        ServerSpec {
+            name: name.into(),
+            plugin: None,
+            enabled: true,
+            transport,
+            timeout: super::schema::DEFAULT_TIMEOUT,
+            connect_timeout: super::schema::DEFAULT_CONNECT_TIMEOUT,
+            tools: ToolFilter::default(),
+            max_result_bytes: super::schema::DEFAULT_MAX_RESULT_BYTES,
+            sampling: SamplingPolicy::default(),
+            declaration: None,
+        }
+    }
+}
+
+impl Transport {
+    /// A stdio transport running `command` with `args`, no extra
+    /// environment and no passthrough names.
+    pub fn stdio<S: AsRef<str>>(command: impl Into<String>, args: &[S]) -> Transport {
+        Transport::Stdio {
+            command: command.into(),
+            args: args.iter().map(|a| a.as_ref().to_string()).collect(),
+            env: BTreeMap::new(),
+            env_passthrough: Vec::new(),
+        }
+    }
+}
