@@ -266,6 +266,11 @@ impl Host {
             .filter(|s| wanted(&s.spec))
             .map(|s| s.spec.clone())
             .collect();
+        if specs.is_empty() && !self.servers.is_empty() {
+            // The filter selected nothing (e.g. `call` of an unknown tool):
+            // not the "no servers configured" situation.
+            return mcp::DiscoveryReport::default();
+        }
         let servers = &self.servers;
         self.client
             .connect_all(&specs, |spec| {
@@ -578,7 +583,12 @@ fn scan_plugin_dirs(dirs: &[PathBuf], problems: &mut Vec<String>) -> (Vec<PathBu
     let mut yaml = Vec::new();
     for dir in dirs {
         if !dir.is_dir() {
-            problems.push(format!("{}: plugin folder not found", dir.display()));
+            let what = if dir.exists() {
+                "is not a folder (--plugins takes folders of plugins)"
+            } else {
+                "plugin folder not found"
+            };
+            problems.push(format!("{}: {what}", dir.display()));
             continue;
         }
         wasm_dirs.push(dir.clone());

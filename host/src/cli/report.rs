@@ -170,12 +170,32 @@ pub async fn call(h: &Host, tool: &str, args: serde_json::Value, as_json: bool) 
             match &e {
                 CallError::UnknownTool { .. } => {
                     eprintln!("wasmgate call: {e}");
-                    let names: Vec<String> =
-                        h.offered_tools().into_iter().map(|t| t.name).collect();
-                    if names.is_empty() {
-                        eprintln!("no tools are offered (see `wasmgate status`)");
-                    } else {
-                        eprintln!("offered tools: {}", names.join(", "));
+                    // `call` connects only the server that can own the name:
+                    // say why its tool is not there.
+                    let owner = h.servers().iter().find(|s| {
+                        tool.starts_with(&format!(
+                            "mcp_{}_",
+                            crate::mcp::naming::sanitize(&s.spec.name)
+                        ))
+                    });
+                    match owner {
+                        Some(s) if !s.spec.enabled => {
+                            eprintln!("server '{}' is disabled (enabled: false)", s.spec.name)
+                        }
+                        Some(s) if !s.offerable() => eprintln!(
+                            "server '{}' is not offered on this machine: {}",
+                            s.spec.name,
+                            s.message
+                                .as_deref()
+                                .unwrap_or("its declaration is not offerable")
+                        ),
+                        Some(s) => eprintln!(
+                            "server '{}' does not offer this tool; `wasmgate tools` lists the offered tools",
+                            s.spec.name
+                        ),
+                        None => eprintln!(
+                            "no configured server owns this name; `wasmgate tools` lists the offered tools"
+                        ),
                     }
                 }
                 _ => eprintln!("wasmgate call: {e}"),

@@ -87,6 +87,14 @@ pub async fn run(host: HostOptions, args: &ServeArgs) -> anyhow::Result<u8> {
     let result = match listener {
         Some(listener) => {
             let addr = listener.local_addr()?;
+            if token.is_none() {
+                // Loopback only, but any local process (and any browser page
+                // that can reach it) could call every offered tool.
+                eprintln!(
+                    "wasmgate serve: warning: no bearer token (--token-file or ${TOKEN_ENV}); \
+                     every local process can call the offered tools"
+                );
+            }
             eprintln!(
                 "wasmgate serve: listening on http://{addr}{}",
                 gateway::http::MCP_PATH

@@ -243,10 +243,44 @@ pub fn load_plugin_json_with(path: &Path, ctx: &ManifestContext) -> ManifestResu
     // The declarations envelope.
     let ext_where = format!("{w} extension");
     let mut decls: Mapping = Mapping::new();
-    let ext_servers = top
-        .get("extensions")
-        .and_then(|e| e.get(HERMES_EXTENSION))
-        .and_then(|h| h.get("servers"));
+    // Other vendors' extensions are theirs to check; ours must have the
+    // right shape, or a typo would silently drop every app/requires gate.
+    let mut ext_servers = None;
+    match top.get("extensions") {
+        None | Some(Value::Null) => {}
+        Some(Value::Mapping(ext)) => match ext.get(HERMES_EXTENSION) {
+            None | Some(Value::Null) => {}
+            Some(Value::Mapping(h)) => {
+                for k in h.keys() {
+                    let key = crate::declaration::value::key_text(k);
+                    if key != "servers" {
+                        errors.push(err(
+                            None,
+                            &ext_where,
+                            &key,
+                            "is not a known key (the extension holds only `servers`)".into(),
+                        ));
+                    }
+                }
+                ext_servers = h.get("servers");
+            }
+            Some(other) => errors.push(err(
+                None,
+                &ext_where,
+                "",
+                format!(
+                    "extensions[\"{HERMES_EXTENSION}\"] must be an object (got {})",
+                    describe(other)
+                ),
+            )),
+        },
+        Some(other) => errors.push(err(
+            None,
+            &w,
+            "extensions",
+            format!("must be an object (got {})", describe(other)),
+        )),
+    }
     match ext_servers {
         None | Some(Value::Null) => {}
         Some(Value::Mapping(m)) => decls = m.clone(),

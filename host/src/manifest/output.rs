@@ -60,8 +60,9 @@ pub enum TransportOut<'a> {
     Stdio {
         /// Program.
         command: &'a str,
-        /// Arguments.
-        args: &'a [String],
+        /// Arguments, with token shapes redacted (`spec/mcp-client.md` §4),
+        /// as in every other output.
+        args: Vec<String>,
         /// Variable names, values redacted.
         env: BTreeMap<&'a str, &'static str>,
         /// Pass-through names.
@@ -126,7 +127,10 @@ pub fn server_out(s: &ServerSpec) -> ServerOut<'_> {
             env_passthrough,
         } => TransportOut::Stdio {
             command,
-            args,
+            args: args
+                .iter()
+                .map(|a| crate::mcp::redact::redact_patterns(a))
+                .collect(),
             env: redacted(env),
             env_passthrough,
         },

@@ -300,6 +300,14 @@ impl SimulatedHost {
             });
         }
         let root_path = dir.join("root");
+        // `root/` itself may not be a link: through it the "simulated" file
+        // system would be any folder of this machine (`root -> /`).
+        if fs::symlink_metadata(&root_path).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(SimulatedHostError(format!(
+                "{}: must be a folder, not a symbolic link",
+                root_path.display()
+            )));
+        }
         let root = if root_path.exists() {
             Some(
                 Dir::open_ambient_dir(&root_path, cap_std::ambient_authority()).map_err(|e| {
