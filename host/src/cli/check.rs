@@ -27,9 +27,14 @@ pub fn run_check(path: &Path, json: bool) -> i32 {
         .and_then(|e| e.to_str())
         .map(str::to_ascii_lowercase);
     if !path.is_file() {
+        let what = if path.is_dir() {
+            "is a folder; give the plugin.yaml, plugin.json or .wasm file"
+        } else {
+            "no such file"
+        };
         let _ = writeln!(
             std::io::stderr(),
-            "wasmgate check: {}: no such file",
+            "wasmgate check: {}: {what}",
             path.display()
         );
         return EXIT_USAGE;

@@ -94,6 +94,8 @@ fn init_logging(filter: Option<&str>) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(EnvFilter::try_new(filter).unwrap_or_else(|_| EnvFilter::new("warn")))
         .with_writer(std::io::stderr)
+        // Colour only for a terminal: logs redirected to a file stay plain.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_target(false)
         .try_init();
 }
