@@ -172,12 +172,10 @@ pub async fn call(h: &Host, tool: &str, args: serde_json::Value, as_json: bool) 
                     eprintln!("wasmgate call: {e}");
                     // `call` connects only the server that can own the name:
                     // say why its tool is not there.
-                    let owner = h.servers().iter().find(|s| {
-                        tool.starts_with(&format!(
-                            "mcp_{}_",
-                            crate::mcp::naming::sanitize(&s.spec.name)
-                        ))
-                    });
+                    let owner = h
+                        .servers()
+                        .iter()
+                        .find(|s| crate::mcp::naming::may_own_tool(&s.spec.name, tool));
                     match owner {
                         Some(s) if !s.spec.enabled => {
                             eprintln!("server '{}' is disabled (enabled: false)", s.spec.name)

@@ -56,6 +56,16 @@ pub fn tool_name(server: &str, tool: &str) -> String {
     }
 }
 
+/// Whether `name` can be a registered tool name of `server`: every name its
+/// tools get, plain or hashed, starts with `mcp_<server>_` cut to the hashed
+/// form's first 55 characters. (Servers whose names share a prefix may both
+/// match.)
+pub fn may_own_tool(server: &str, name: &str) -> bool {
+    let prefix = format!("mcp_{}_", sanitize(server));
+    // ASCII after sanitizing, so bytes == characters.
+    name.starts_with(&prefix[..prefix.len().min(HASHED_PREFIX)])
+}
+
 /// A naming collision, reported in status (§2, §6).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Collision {
@@ -129,6 +139,17 @@ pub fn mint_all<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn owners_of_plain_and_hashed_names() {
+        assert!(may_own_tool("git", &tool_name("git", "log")));
+        assert!(!may_own_tool("git", &tool_name("blender", "log")));
+        let long = "a-server-name-that-is-long-enough-to-be-cut-in-the-hashed-form";
+        let hashed = tool_name(long, "tool");
+        assert_eq!(hashed, hashed_name(long, "tool"));
+        assert!(may_own_tool(long, &hashed));
+        assert!(!may_own_tool("git", &hashed));
+    }
 
     #[test]
     fn sanitize_examples_of_the_seed() {

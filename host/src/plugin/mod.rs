@@ -394,6 +394,16 @@ struct Limiter {
     hit: bool,
 }
 
+impl Limiter {
+    /// Notes a refused (or failed) growth and passes the answer on.
+    fn record(&mut self, r: wasmtime::Result<bool>) -> wasmtime::Result<bool> {
+        if !matches!(r, Ok(true)) {
+            self.hit = true;
+        }
+        r
+    }
+}
+
 impl ResourceLimiter for Limiter {
     fn memory_growing(
         &mut self,
@@ -402,10 +412,7 @@ impl ResourceLimiter for Limiter {
         maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
         let r = self.inner.memory_growing(current, desired, maximum);
-        if !matches!(r, Ok(true)) {
-            self.hit = true;
-        }
-        r
+        self.record(r)
     }
 
     fn table_growing(
@@ -415,10 +422,7 @@ impl ResourceLimiter for Limiter {
         maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
         let r = self.inner.table_growing(current, desired, maximum);
-        if !matches!(r, Ok(true)) {
-            self.hit = true;
-        }
-        r
+        self.record(r)
     }
 
     fn instances(&self) -> usize {

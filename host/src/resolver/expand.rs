@@ -82,13 +82,7 @@ pub fn expand(input: &str, platform: &dyn Platform) -> Expanded {
             };
             if let Some(name) = name {
                 out.push_str(&rest[lit_start..i]);
-                match platform.env_var(name) {
-                    Some(v) => out.push_str(&v),
-                    None => {
-                        complete = false;
-                        out.push_str(&rest[i..end]);
-                    }
-                }
+                push_var(&mut out, platform, name, &rest[i..end], &mut complete);
                 lit_start = end;
             }
             i = end;
@@ -109,13 +103,7 @@ pub fn expand(input: &str, platform: &dyn Platform) -> Expanded {
             }
             if name.chars().all(is_win_name_char) {
                 out.push_str(&rest[lit_start..i]);
-                match platform.env_var(name) {
-                    Some(v) => out.push_str(&v),
-                    None => {
-                        complete = false;
-                        out.push_str(&rest[i..end]);
-                    }
-                }
+                push_var(&mut out, platform, name, &rest[i..end], &mut complete);
                 lit_start = end;
                 i = end;
                 continue;
@@ -180,4 +168,16 @@ pub fn join(base: &str, rel: &str, os: OsFamily) -> String {
         out.push_str(rel);
     }
     out
+}
+
+/// Appends the value of variable `name`, or `raw` (the reference as
+/// written) when it is unset — which leaves the expansion incomplete.
+fn push_var(out: &mut String, platform: &dyn Platform, name: &str, raw: &str, complete: &mut bool) {
+    match platform.env_var(name) {
+        Some(v) => out.push_str(&v),
+        None => {
+            *complete = false;
+            out.push_str(raw);
+        }
+    }
 }
