@@ -234,7 +234,7 @@ fn fake_git_dir() -> tempfile::TempDir {
     std::fs::write(
         &git,
         format!(
-            "#!/bin/sh\nfor a in \"$@\"; do\n  case \"$a\" in\n    status) exec sleep 100 ;;\n    log) kill -9 $PPID; exit 1 ;;\n  esac\ndone\nexec '{real}' \"$@\"\n"
+            "#!/bin/sh\nfor a in \"$@\"; do\n  case \"$a\" in\n    status) exec sleep 100 ;;\n    log) kill -9 $PPID; exit 1 ;;\n    diff) sleep 1 ;;\n  esac\ndone\nexec '{real}' \"$@\"\n"
         ),
     )
     .unwrap();
@@ -294,6 +294,66 @@ async fn a_call_that_hangs_times_out_and_the_session_stays_usable() {
         .await
         .unwrap();
     assert_eq!(again.text(), fast.text());
+    client.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_slow_answer_within_the_timeout_arrives_and_other_calls_are_not_held_up() {
+    // `git diff` answers after a one-second sleep in the fake git; the
+    // server's timeout (5 s) leaves room, so the call must succeed, and fast
+    // calls on the same session finish while it is pending.
+    let fake = fake_git_dir();
+    let repo = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .current_dir(repo.path())
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    std::fs::write(repo.path().join("a.txt"), "one\n").unwrap();
+    git(&["add", "a.txt"]);
+    git(&["commit", "-q", "-m", "first"]);
+    std::fs::write(repo.path().join("a.txt"), "two\n").unwrap();
+
+    let path = format!("{}:/usr/local/bin:/usr/bin:/bin", fake.path().display());
+    let mut s = with_env(
+        stdio("sluggit", git_server_bin().to_str().unwrap(), &[]),
+        "PATH",
+        &path,
+    );
+    s.timeout = Duration::from_secs(5);
+    let client = McpClient::new();
+    let report = client.connect_all(&[s], |_| true).await;
+    assert_eq!(report.connected, vec!["sluggit"], "{report:?}");
+
+    let dir = repo.path().display().to_string();
+    let c = client.clone();
+    let d = dir.clone();
+    let slow = tokio::spawn(async move {
+        c.call("mcp_sluggit_diff", serde_json::json!({ "path": d }))
+            .await
+    });
+    // The fast calls finish while the slow one is still pending.
+    for _ in 0..3 {
+        let b = client
+            .call("mcp_sluggit_branch", serde_json::json!({ "path": dir }))
+            .await
+            .unwrap();
+        assert!(!b.is_error, "{b:?}");
+    }
+    assert!(!slow.is_finished(), "the slow call answered before its sleep");
+    let r = slow.await.unwrap().expect("a slow answer within the timeout");
+    assert!(!r.is_error, "{r:?}");
+    assert!(r.text().contains("+two"), "{}", r.text());
+    assert_eq!(client.status()[0].state, ConnectionState::Connected);
     client.shutdown().await;
 }
 
