@@ -349,8 +349,14 @@ async fn a_slow_answer_within_the_timeout_arrives_and_other_calls_are_not_held_u
             .unwrap();
         assert!(!b.is_error, "{b:?}");
     }
-    assert!(!slow.is_finished(), "the slow call answered before its sleep");
-    let r = slow.await.unwrap().expect("a slow answer within the timeout");
+    assert!(
+        !slow.is_finished(),
+        "the slow call answered before its sleep"
+    );
+    let r = slow
+        .await
+        .unwrap()
+        .expect("a slow answer within the timeout");
     assert!(!r.is_error, "{r:?}");
     assert!(r.text().contains("+two"), "{}", r.text());
     assert_eq!(client.status()[0].state, ConnectionState::Connected);

@@ -47,9 +47,39 @@ fn file_error(path: &Path, message: String) -> ManifestResult {
     }
 }
 
-/// Decodes YAML text; `Err` is the message (with line and column).
+/// Decodes YAML text; `Err` is the message (with line and column). An
+/// integer outside 64 bits is valid YAML that no field can hold, so it is
+/// named as such, with its field path, rather than called invalid YAML.
 pub fn decode_yaml(text: &str) -> Result<Value, String> {
-    yaml_serde::from_str::<Value>(text).map_err(|e| format!("is not valid YAML: {e}"))
+    yaml_serde::from_str::<Value>(text).map_err(|e| {
+        let raw = e.to_string();
+        out_of_range_integer(&raw).unwrap_or_else(|| format!("is not valid YAML: {raw}"))
+    })
+}
+
+/// Rewrites yaml_serde's "invalid type: integer `N` as u128/i128" (a number
+/// too large for the value type) into "<path>: the integer N is out of range".
+fn out_of_range_integer(raw: &str) -> Option<String> {
+    static RE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"^(?:(?P<path>\S+): )?invalid type: integer `(?P<n>-?[0-9]+)` as [iu]128, expected [^\n]*? at (?P<at>line [0-9]+ column [0-9]+)$",
+        )
+        .expect("a valid pattern")
+    });
+    let c = RE.captures(raw)?;
+    let n = &c["n"];
+    let at = &c["at"];
+    Some(match c.name("path") {
+        Some(p) => format!(
+            "{}: the integer {n} is out of range (at most {}) at {at}",
+            p.as_str(),
+            u64::MAX
+        ),
+        None => format!(
+            "the integer {n} is out of range (at most {}) at {at}",
+            u64::MAX
+        ),
+    })
 }
 
 /// Decodes JSON text straight into the universal value type, keeping the
@@ -523,5 +553,28 @@ fn extension_entry(d: &Value) -> Result<(Option<Value>, Option<Value>), Fail> {
                 "must be one of ['static', 'interactive_session', 'server_json'] (got '{other}')"
             ),
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::decode_yaml;
+
+    #[test]
+    fn an_integer_beyond_64_bits_is_named_with_its_field_path() {
+        let e =
+            decode_yaml("mcp_servers:\n  s:\n    timeout: 99999999999999999999999\n").unwrap_err();
+        assert_eq!(
+            e,
+            "mcp_servers.s.timeout: the integer 99999999999999999999999 is out of range (at most 18446744073709551615) at line 3 column 14"
+        );
+        let e = decode_yaml("- -99999999999999999999999\n").unwrap_err();
+        assert!(
+            e.contains("the integer -99999999999999999999999 is out of range"),
+            "{e}"
+        );
+        // Broken YAML still says so.
+        let e = decode_yaml("a: [1, 2\n").unwrap_err();
+        assert!(e.starts_with("is not valid YAML: "), "{e}");
     }
 }
