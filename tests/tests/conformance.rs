@@ -162,10 +162,24 @@ fn client_scenarios_match_the_baseline() {
     let mut problems = Vec::new();
     for (scenario, &passed) in &verdicts {
         match (passed, baseline.get(scenario)) {
-            (false, None) => problems.push(format!(
-                "  {scenario}: FAILS and is not in the baseline\n{}",
-                failed_checks(out.path(), scenario)
-            )),
+            (false, None) => {
+                // Some checks have timing tolerances (sse-retry: reconnect
+                // within 500 + 200 ms) that 26 scenarios started at once on a
+                // busy machine can miss; a second, solo run decides.
+                let solo = Command::new(&node)
+                    .arg(&suite)
+                    .args(["client", "--scenario", scenario, "--command", client])
+                    .output()
+                    .expect("the pinned node runs");
+                if solo.status.success() {
+                    eprintln!("conformance: {scenario} failed in the suite run but passed alone");
+                    continue;
+                }
+                problems.push(format!(
+                    "  {scenario}: FAILS and is not in the baseline\n{}",
+                    failed_checks(out.path(), scenario)
+                ))
+            }
             (true, Some(reason)) => problems.push(format!(
                 "  {scenario}: now PASSES; remove it from tests/interop/conformance-baseline.yml \
                  and README.md (it was listed as: {reason})"
