@@ -145,7 +145,7 @@ impl ServerHandler for GatewayHandler {
             serde_json::Value::Object(Default::default()),
             serde_json::Value::Object,
         );
-        let call = self.gateway.call(&name, args);
+        let call = self.gateway.call_from(&context.peer, &name, args);
         let outcome = tokio::select! {
             r = call => r,
             () = context.ct.cancelled() => {
