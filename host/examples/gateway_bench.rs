@@ -18,7 +18,9 @@
 //! ```
 //!
 //! Options: `--wasmgate PATH` (default: `wasmgate` beside this example's
-//! folder), `--server PATH` (default `target/plugins/git/git-mcp-server`).
+//! folder), `--server PATH` (default `target/plugins/git/git-mcp-server`),
+//! `--serial N` (default 2,000), `--calls N` (default 10,000; fewer for a
+//! profile under valgrind).
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -27,12 +29,20 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use wasmgate::host::{Host, HostOptions};
 
-/// Sequential calls measured for latency, after `WARMUP` untimed ones.
+/// Sequential calls measured for latency (`--serial N`), after `WARMUP`
+/// untimed ones.
 const SERIAL: usize = 2_000;
 const WARMUP: usize = 200;
-/// Calls and callers of the concurrency run.
+/// Calls (`--calls N`) and callers of the concurrency run.
 const CALLS: usize = 10_000;
 const CALLERS: usize = 64;
+
+/// A count option, or its default.
+fn count(name: &str, default: usize) -> usize {
+    arg(name)
+        .and_then(|v| v.to_str().and_then(|s| s.parse().ok()))
+        .unwrap_or(default)
+}
 
 fn arg(name: &str) -> Option<PathBuf> {
     let args: Vec<String> = std::env::args().collect();
@@ -83,12 +93,12 @@ struct Figures {
     answered: usize,
 }
 
-async fn measure(h: Arc<Host>, tool: &str) -> Figures {
+async fn measure(h: Arc<Host>, tool: &str, serial: usize, calls: usize) -> Figures {
     for i in 0..WARMUP {
         call(&h, tool, i).await;
     }
-    let mut lat = Vec::with_capacity(SERIAL);
-    for i in 0..SERIAL {
+    let mut lat = Vec::with_capacity(serial);
+    for i in 0..serial {
         lat.push(call(&h, tool, i).await);
     }
     lat.sort();
@@ -102,7 +112,7 @@ async fn measure(h: Arc<Host>, tool: &str) -> Figures {
             let mut ids = Vec::new();
             loop {
                 let id = next.fetch_add(1, Ordering::Relaxed);
-                if id >= CALLS {
+                if id >= calls {
                     return ids;
                 }
                 call(&h, &tool, id).await;
@@ -117,11 +127,11 @@ async fn measure(h: Arc<Host>, tool: &str) -> Figures {
         }
     }
     let elapsed = start.elapsed();
-    assert_eq!(seen.len(), CALLS, "lost calls");
+    assert_eq!(seen.len(), calls, "lost calls");
     Figures {
         p50: pct(&lat, 50),
         p99: pct(&lat, 99),
-        per_second: CALLS as f64 / elapsed.as_secs_f64(),
+        per_second: calls as f64 / elapsed.as_secs_f64(),
         answered: seen.len(),
     }
 }
@@ -159,15 +169,17 @@ async fn main() -> anyhow::Result<()> {
         ),
     )?;
 
+    let serial = count("--serial", SERIAL).max(1);
+    let calls = count("--calls", CALLS);
     let direct = Arc::new(host(&direct_cfg).await?);
-    let d = measure(direct.clone(), "mcp_git_show").await;
+    let d = measure(direct.clone(), "mcp_git_show", serial, calls).await;
     direct.shutdown().await;
     let gateway = Arc::new(host(&gw_cfg).await?);
-    let g = measure(gateway.clone(), "mcp_gw_mcp_git_show").await;
+    let g = measure(gateway.clone(), "mcp_gw_mcp_git_show", serial, calls).await;
     gateway.shutdown().await;
     let _ = std::fs::remove_dir_all(&tmp);
 
-    println!("| path | p50 | p99 | calls/s ({CALLERS} callers, {CALLS} calls) | answered |");
+    println!("| path | p50 | p99 | calls/s ({CALLERS} callers, {calls} calls) | answered |");
     println!("|---|---|---|---|---|");
     for (name, f) in [("direct", &d), ("gateway", &g)] {
         println!(
