@@ -130,6 +130,8 @@ pub struct Host {
     /// the host this one was loaded after ([`Host::load_next`]); the next
     /// discovery restarts them once.
     restart: std::sync::Mutex<Vec<String>>,
+    /// Every server's declaration is offerable (or absent).
+    all_offerable: bool,
 }
 
 impl Host {
@@ -267,6 +269,7 @@ impl Host {
 
         let skills = gate_skills(skill_sources, &servers, &registry, &mut problems);
         let gpu = gpu_class(platform.as_ref());
+        let all_offerable = servers.iter().all(ServerRecord::offerable);
         Ok(Host {
             platform,
             plugins,
@@ -279,6 +282,7 @@ impl Host {
             gpu,
             _components: components,
             restart: std::sync::Mutex::new(Vec::new()),
+            all_offerable,
         })
     }
 
@@ -347,7 +351,11 @@ impl Host {
     /// with JSON object arguments. Errors: [`CallError`] (unknown tool, not
     /// connected, timeout after the server's `timeout` seconds, transport).
     pub async fn call(&self, name: &str, args: serde_json::Value) -> Result<CallResult, CallError> {
-        if let Some(t) = self.client.tool(name)
+        // The gate check needs the tool's server (a copy of its record);
+        // when every server is offerable there is nothing to check — the
+        // usual case, and the gateway's hot path.
+        if !self.all_offerable
+            && let Some(t) = self.client.tool(name)
             && !self.server(&t.server).is_some_and(ServerRecord::offerable)
         {
             return Err(CallError::NotConnected {

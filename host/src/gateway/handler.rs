@@ -89,7 +89,8 @@ pub fn mcp_result(r: CallResult) -> CallToolResult {
         .content
         .into_iter()
         .map(|block| {
-            serde_json::from_value::<ContentBlock>(block.clone())
+            // From a reference: no copy of the block on the usual path.
+            <ContentBlock as serde::Deserialize>::deserialize(&block)
                 .unwrap_or_else(|_| ContentBlock::text(block.to_string()))
         })
         .collect();

@@ -380,15 +380,25 @@ impl Gateway {
     }
 }
 
+/// Largest message a client may send over stdio, in bytes (rmcp's default).
+pub const STDIO_MAX_MESSAGE: usize = 16 * 1024 * 1024;
+
 /// Serves the gateway over stdio until the client closes stdin. The caller
 /// shuts the gateway down afterwards. Errors: the `initialize` handshake failed.
 pub async fn serve_stdio(gateway: Gateway) -> anyhow::Result<()> {
     use rmcp::ServiceExt;
     // Non-blocking pipes when the client launched us with pipes (the usual
-    // case): no blocking-pool hand-off per message (docs/performance.md).
+    // case): no blocking-pool hand-off per message; requests parsed
+    // directly (docs/performance.md).
+    let (read, write) = rmcp::transport::stdio_pipes();
+    let transport = crate::mcp::line_transport::LineTransport::<RoleServer, _, _>::new(
+        read,
+        write,
+        STDIO_MAX_MESSAGE,
+    );
     let running = gateway
         .handler()
-        .serve(rmcp::transport::stdio_pipes())
+        .serve(transport)
         .await
         .map_err(|e| anyhow::anyhow!("MCP handshake on stdio failed: {e}"))?;
     running.waiting().await?;
