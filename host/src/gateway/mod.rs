@@ -19,6 +19,12 @@
 //!   agents (Claude Code, Cursor, Continue) attach resources as context the
 //!   model reads; a skill is useful in both roles, and both lists are cheap.
 //!   Hidden skills are in neither list.
+//! - Sampling: a plugin server's `sampling/createMessage` passes that
+//!   server's sampling policy in wasmgate's client and is forwarded to the
+//!   gateway's own client — the one whose call to that server is in flight,
+//!   else the newest that declared sampling ([`sampling`]). A client without
+//!   the sampling capability is never asked; the server gets an error that
+//!   says so.
 //! - Live changes: [`Gateway::refresh`] loads the plugin folders and config
 //!   again and re-evaluates availability. When nothing that the load decides
 //!   changed (plugins, server entries, availability, skills), the live host is
