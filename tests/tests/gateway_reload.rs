@@ -154,3 +154,84 @@ async fn refresh_keeps_unchanged_servers_and_restarts_only_changed_ones() {
     gw.shutdown().await;
     assert!(eventually_dead(keep_pid).await, "shutdown ends the servers");
 }
+
+/// A simulated linux machine whose PATH is `/opt/a:/opt/b`, with `myapp`
+/// in `/opt/b` only.
+fn simulated_machine(dir: &Path) {
+    std::fs::write(
+        dir.join("host.yaml"),
+        "os: linux\nhome: /home/ana\nenv:\n  PATH: /opt/a:/opt/b\n",
+    )
+    .unwrap();
+    make_app(dir, "b");
+}
+
+/// Creates the executable `root/opt/<folder>/myapp`.
+fn make_app(dir: &Path, folder: &str) {
+    let bin = dir.join("root/opt").join(folder);
+    std::fs::create_dir_all(&bin).unwrap();
+    let app = bin.join("myapp");
+    std::fs::write(&app, "#!/bin/sh\n").unwrap();
+    std::fs::set_permissions(&app, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[cfg_attr(not(target_os = "linux"), ignore = "reads /proc")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_application_found_elsewhere_restarts_only_its_server() {
+    let tmp = tempfile::tempdir().unwrap();
+    let plugins = tmp.path().join("plugins");
+    let logs = tmp.path().join("logs");
+    let machine = tmp.path().join("machine");
+    for d in [&plugins, &logs, &machine] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    simulated_machine(&machine);
+    write_plugin(&plugins, &logs, "keep", "");
+    write_plugin(
+        &plugins,
+        &logs,
+        "app",
+        "    app:\n      linux:\n        presence: executable\n        location:\n          - kind: command\n            name: myapp\n    requires:\n      app: true\n",
+    );
+    let mut options = GatewayOptions::new();
+    options.host.plugin_dirs = vec![plugins.clone()];
+    options.host.platform = std::sync::Arc::new(
+        wasmgate::platform::SimulatedHost::load(&machine).expect("simulated host"),
+    );
+    options.refresh_every = None;
+    let gw = Gateway::start(options).await.expect("gateway starts");
+    let tools = tool_names(&gw);
+    assert!(tools.contains(&"mcp_app_log".into()), "{tools:?}");
+    let app_pid = starts(&logs, "app")[0];
+    let keep_pid = starts(&logs, "keep")[0];
+    let path_of = |gw: &Gateway| {
+        gw.host()
+            .server("app")
+            .and_then(|s| s.availability.clone())
+            .and_then(|a| a.path)
+    };
+    assert_eq!(path_of(&gw).as_deref(), Some("/opt/b/myapp"));
+
+    // The application now resolves to another copy (first on PATH): same
+    // entry, different availability — its server restarts, the other stays,
+    // and the offered tools (the same) are not announced as changed.
+    make_app(&machine, "a");
+    let outcome = gw.refresh().await.unwrap();
+    assert!(outcome.swapped && !outcome.tools_changed, "{outcome:?}");
+    assert_eq!(path_of(&gw).as_deref(), Some("/opt/a/myapp"));
+    let app = starts(&logs, "app");
+    assert_eq!(app.len(), 2, "app restarts once: {app:?}");
+    assert!(eventually_dead(app_pid).await, "the old app server ended");
+    assert_eq!(starts(&logs, "keep"), vec![keep_pid], "keep was restarted");
+    assert!(tool_names(&gw).contains(&"mcp_app_log".into()));
+
+    // The application is gone: its server stops, its tools go, clients hear.
+    std::fs::remove_file(machine.join("root/opt/a/myapp")).unwrap();
+    std::fs::remove_file(machine.join("root/opt/b/myapp")).unwrap();
+    let outcome = gw.refresh().await.unwrap();
+    assert!(outcome.swapped && outcome.tools_changed, "{outcome:?}");
+    assert!(eventually_dead(app[1]).await, "the gated server ended");
+    assert!(!tool_names(&gw).contains(&"mcp_app_log".into()));
+    assert_eq!(starts(&logs, "keep"), vec![keep_pid]);
+    gw.shutdown().await;
+}
