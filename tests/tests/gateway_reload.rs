@@ -5,7 +5,9 @@
 //! that adds a plugin starts only the new server; one that changes a
 //! server's entry restarts only that server (and sends no list_changed,
 //! since the offered tools stay the same); one that removes a plugin ends
-//! only that server.
+//! only that server. On a simulated machine, an application that is found
+//! at another path (same entry, different availability) restarts only its
+//! server, and one that disappears stops it.
 #![cfg(unix)]
 
 use std::os::unix::fs::PermissionsExt;
