@@ -13,7 +13,8 @@
 //! requests. Every other line, and any line the direct parse does not fit,
 //! goes through the same generic parse as rmcp's. Framing as rmcp's: one
 //! message per line, a trailing `\r` and a UTF-8 BOM are ignored, a line over
-//! the length limit is discarded, a line that is not JSON is ignored.
+//! the length limit is discarded, a line that is not JSON is ignored, and
+//! JSON that is no MCP message is answered with "Invalid Request".
 
 use std::collections::HashSet;
 use std::future::Future;
@@ -232,8 +233,20 @@ where
             }
             let parsed = parse::<Role>(&self.line, &self.pending);
             self.line.clear();
-            if let Some(m) = parsed {
-                return Some(m);
+            match parsed {
+                Parsed::Message(m) => return Some(m),
+                Parsed::Skip => {}
+                Parsed::Invalid => {
+                    // Well-formed JSON that is no MCP message: answer
+                    // "Invalid Request" as rmcp does (a request left
+                    // unanswered would wait for its timeout). Sent from its
+                    // own task, so a cancelled `receive` cannot cut it.
+                    let reply = TxJsonRpcMessage::<Role>::error(
+                        rmcp::ErrorData::invalid_request("Invalid request", None),
+                        None,
+                    );
+                    tokio::spawn(self.send(reply));
+                }
             }
         }
     }
@@ -251,17 +264,38 @@ fn memchr(buf: &[u8]) -> Option<usize> {
     buf.iter().position(|&b| b == b'\n')
 }
 
+/// What one received line is.
+#[derive(Debug)]
+enum Parsed<M> {
+    /// A message.
+    Message(M),
+    /// Blank, or not JSON: ignored (answering garbage could start an error
+    /// storm with a peer that echoes it).
+    Skip,
+    /// JSON, but no MCP message.
+    Invalid,
+}
+
+impl<M> Parsed<M> {
+    #[cfg(test)]
+    fn message(self) -> Option<M> {
+        match self {
+            Parsed::Message(m) => Some(m),
+            _ => None,
+        }
+    }
+}
+
 /// One line: the direct parse when it applies, else the generic one.
-/// `None` for an empty line or one that is not a message.
-fn parse<Role: FastParse>(line: &[u8], pending: &Pending) -> Option<RxJsonRpcMessage<Role>> {
+fn parse<Role: FastParse>(line: &[u8], pending: &Pending) -> Parsed<RxJsonRpcMessage<Role>> {
     let line = line.strip_suffix(b"\n").unwrap_or(line);
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
     if line.iter().all(u8::is_ascii_whitespace) {
-        return None;
+        return Parsed::Skip;
     }
     if let Some(m) = Role::parse_direct(line, pending) {
-        return Some(m);
+        return Parsed::Message(m);
     }
     match serde_json::from_slice::<RxJsonRpcMessage<Role>>(line) {
         Ok(m) => {
@@ -270,12 +304,18 @@ fn parse<Role: FastParse>(line: &[u8], pending: &Pending) -> Option<RxJsonRpcMes
             {
                 lock(pending).remove(id);
             }
-            Some(m)
+            Parsed::Message(m)
         }
-        Err(e) => {
-            tracing::debug!("Ignoring an incoming line that is not an MCP message: {e}");
-            None
-        }
+        Err(e) => match e.classify() {
+            serde_json::error::Category::Data => {
+                tracing::debug!("Protocol error on an incoming message: {e}");
+                Parsed::Invalid
+            }
+            _ => {
+                tracing::debug!("Ignoring an incoming line that is not JSON: {e}");
+                Parsed::Skip
+            }
+        },
     }
 }
 
@@ -314,18 +354,31 @@ mod tests {
         assert!(lock(&pending).is_empty());
         // The id is spent: the same line again takes the generic parse.
         assert!(RoleClient::parse_direct(line, &pending).is_none());
-        same(&parse::<RoleClient>(line, &pending), &Some(generic));
+        same(
+            &parse::<RoleClient>(line, &pending).message(),
+            &Some(generic),
+        );
         // A tools/list result is never taken for a call result.
         let list = br#"{"jsonrpc":"2.0","id":8,"result":{"tools":[]}}"#;
         assert!(matches!(
-            parse::<RoleClient>(list, &pending),
+            parse::<RoleClient>(list, &pending).message(),
             Some(JsonRpcMessage::Response(JsonRpcResponse {
                 result: ServerResult::ListToolsResult(_),
                 ..
             }))
         ));
-        assert!(parse::<RoleClient>(b"not json\r\n", &pending).is_none());
-        assert!(parse::<RoleClient>(b"  \n", &pending).is_none());
+        assert!(matches!(
+            parse::<RoleClient>(b"not json\r\n", &pending),
+            Parsed::Skip
+        ));
+        assert!(matches!(
+            parse::<RoleClient>(b"  \n", &pending),
+            Parsed::Skip
+        ));
+        assert!(matches!(
+            parse::<RoleClient>(br#"{"jsonrpc":"2.0","id":1}"#, &pending),
+            Parsed::Invalid
+        ));
     }
 
     #[test]
@@ -344,7 +397,7 @@ mod tests {
         let note = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
         assert!(RoleServer::parse_direct(note, &pending).is_none());
         assert!(matches!(
-            parse::<RoleServer>(note, &pending),
+            parse::<RoleServer>(note, &pending).message(),
             Some(JsonRpcMessage::Notification(_))
         ));
     }
@@ -373,5 +426,28 @@ mod tests {
         }
         drop(writer.await.unwrap());
         assert!(t.receive().await.is_none(), "end of stream");
+    }
+
+    #[tokio::test]
+    async fn json_that_is_no_message_is_answered_invalid_request() {
+        let (client, server) = tokio::io::duplex(4096);
+        let (read, write) = tokio::io::split(client);
+        let mut t = LineTransport::<RoleServer, _, _>::new(read, write, 4096);
+        let (peer_read, mut peer_write) = tokio::io::split(server);
+        peer_write
+            .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n")
+            .await
+            .unwrap();
+        assert!(matches!(
+            t.receive().await,
+            Some(JsonRpcMessage::Request(_))
+        ));
+        let mut reply = String::new();
+        BufReader::new(peer_read)
+            .read_line(&mut reply)
+            .await
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_str(&reply).unwrap();
+        assert_eq!(v["error"]["code"], -32600, "{reply}");
     }
 }
