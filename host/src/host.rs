@@ -130,8 +130,8 @@ pub struct Host {
     /// the host this one was loaded after ([`Host::load_next`]); the next
     /// discovery restarts them once.
     restart: std::sync::Mutex<Vec<String>>,
-    /// Every server's declaration is offerable (or absent).
-    all_offerable: bool,
+    /// Servers whose declaration is not offerable.
+    gated: Vec<String>,
 }
 
 impl Host {
@@ -269,7 +269,11 @@ impl Host {
 
         let skills = gate_skills(skill_sources, &servers, &registry, &mut problems);
         let gpu = gpu_class(platform.as_ref());
-        let all_offerable = servers.iter().all(ServerRecord::offerable);
+        let gated = servers
+            .iter()
+            .filter(|s| !s.offerable())
+            .map(|s| s.spec.name.clone())
+            .collect();
         Ok(Host {
             platform,
             plugins,
@@ -282,7 +286,7 @@ impl Host {
             gpu,
             _components: components,
             restart: std::sync::Mutex::new(Vec::new()),
-            all_offerable,
+            gated,
         })
     }
 
@@ -352,9 +356,12 @@ impl Host {
     /// connected, timeout after the server's `timeout` seconds, transport).
     pub async fn call(&self, name: &str, args: serde_json::Value) -> Result<CallResult, CallError> {
         // The gate check needs the tool's server (a copy of its record);
-        // when every server is offerable there is nothing to check — the
-        // usual case, and the gateway's hot path.
-        if !self.all_offerable
+        // only a tool whose name a gated server may own needs it — the
+        // gateway's hot path usually skips it.
+        if self
+            .gated
+            .iter()
+            .any(|server| mcp::naming::may_own_tool(server, name))
             && let Some(t) = self.client.tool(name)
             && !self.server(&t.server).is_some_and(ServerRecord::offerable)
         {
