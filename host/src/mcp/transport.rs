@@ -441,7 +441,6 @@ pub(crate) async fn open_stdio(
             }
         });
     }
-
     // rmcp drops stdio messages over 16 MiB by default, which would leave a
     // call with a big result unanswered until its timeout; allow up to
     // [`MIN_STDIO_MESSAGE_BYTES`] or 4 × max_result_bytes, and let the client
