@@ -5,7 +5,8 @@
 //!
 //! [`Host`] is also the Rust embedding API: load, [`Host::discover`],
 //! [`Host::offered_tools`], [`Host::visible_skills`], [`Host::call`],
-//! [`Host::status`], [`Host::shutdown`].
+//! [`Host::status`], [`Host::shutdown`]; [`Host::load_next`] loads again
+//! keeping the sessions of servers that did not change.
 
 mod probe;
 
