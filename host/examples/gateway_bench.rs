@@ -18,7 +18,10 @@
 //! ```
 //!
 //! Options: `--wasmgate PATH` (default: `wasmgate` beside this example's
-//! folder), `--server PATH` (default `target/plugins/git/git-mcp-server`).
+//! folder), `--server PATH` (default `target/plugins/git/git-mcp-server`),
+//! `--serial N` (default 2,000), `--calls N` (default 10,000; fewer for a
+//! profile under valgrind), `--rounds N` (default 3; rounds alternate the
+//! two paths, and the summary line gives medians).
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -27,12 +30,22 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use wasmgate::host::{Host, HostOptions};
 
-/// Sequential calls measured for latency, after `WARMUP` untimed ones.
+/// Sequential calls measured for latency (`--serial N`), after `WARMUP`
+/// untimed ones.
 const SERIAL: usize = 2_000;
 const WARMUP: usize = 200;
-/// Calls and callers of the concurrency run.
+/// Calls (`--calls N`) and callers of the concurrency run.
 const CALLS: usize = 10_000;
 const CALLERS: usize = 64;
+/// Rounds (`--rounds N`), each measuring direct then gateway.
+const ROUNDS: usize = 3;
+
+/// A count option, or its default.
+fn count(name: &str, default: usize) -> usize {
+    arg(name)
+        .and_then(|v| v.to_str().and_then(|s| s.parse().ok()))
+        .unwrap_or(default)
+}
 
 fn arg(name: &str) -> Option<PathBuf> {
     let args: Vec<String> = std::env::args().collect();
@@ -83,12 +96,12 @@ struct Figures {
     answered: usize,
 }
 
-async fn measure(h: Arc<Host>, tool: &str) -> Figures {
+async fn measure(h: Arc<Host>, tool: &str, serial: usize, calls: usize) -> Figures {
     for i in 0..WARMUP {
         call(&h, tool, i).await;
     }
-    let mut lat = Vec::with_capacity(SERIAL);
-    for i in 0..SERIAL {
+    let mut lat = Vec::with_capacity(serial);
+    for i in 0..serial {
         lat.push(call(&h, tool, i).await);
     }
     lat.sort();
@@ -102,7 +115,7 @@ async fn measure(h: Arc<Host>, tool: &str) -> Figures {
             let mut ids = Vec::new();
             loop {
                 let id = next.fetch_add(1, Ordering::Relaxed);
-                if id >= CALLS {
+                if id >= calls {
                     return ids;
                 }
                 call(&h, &tool, id).await;
@@ -117,11 +130,11 @@ async fn measure(h: Arc<Host>, tool: &str) -> Figures {
         }
     }
     let elapsed = start.elapsed();
-    assert_eq!(seen.len(), CALLS, "lost calls");
+    assert_eq!(seen.len(), calls, "lost calls");
     Figures {
         p50: pct(&lat, 50),
         p99: pct(&lat, 99),
-        per_second: CALLS as f64 / elapsed.as_secs_f64(),
+        per_second: calls as f64 / elapsed.as_secs_f64(),
         answered: seen.len(),
     }
 }
@@ -159,30 +172,57 @@ async fn main() -> anyhow::Result<()> {
         ),
     )?;
 
+    let serial = count("--serial", SERIAL).max(1);
+    let calls = count("--calls", CALLS);
+    let rounds = count("--rounds", ROUNDS).max(1);
     let direct = Arc::new(host(&direct_cfg).await?);
-    let d = measure(direct.clone(), "mcp_git_show").await;
-    direct.shutdown().await;
     let gateway = Arc::new(host(&gw_cfg).await?);
-    let g = measure(gateway.clone(), "mcp_gw_mcp_git_show").await;
+    // Rounds alternate direct and gateway, so a change of the machine's
+    // load hits both paths alike; the summary takes medians.
+    let mut rows = Vec::new();
+    for _ in 0..rounds {
+        let d = measure(direct.clone(), "mcp_git_show", serial, calls).await;
+        let g = measure(gateway.clone(), "mcp_gw_mcp_git_show", serial, calls).await;
+        rows.push((d, g));
+    }
+    direct.shutdown().await;
     gateway.shutdown().await;
     let _ = std::fs::remove_dir_all(&tmp);
 
-    println!("| path | p50 | p99 | calls/s ({CALLERS} callers, {CALLS} calls) | answered |");
-    println!("|---|---|---|---|---|");
-    for (name, f) in [("direct", &d), ("gateway", &g)] {
+    let us = |d: Duration| d.as_secs_f64() * 1e6;
+    println!(
+        "| round | direct p50 | direct p99 | gateway p50 | gateway p99 | direct calls/s | gateway calls/s | ratio | answered |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for (i, (d, g)) in rows.iter().enumerate() {
         println!(
-            "| {name} | {:.0} µs | {:.0} µs | {:.0} | {} |",
-            f.p50.as_secs_f64() * 1e6,
-            f.p99.as_secs_f64() * 1e6,
-            f.per_second,
-            f.answered
+            "| {} | {:.0} µs | {:.0} µs | {:.0} µs | {:.0} µs | {:.0} | {:.0} | {:.2} | {} / {} |",
+            i + 1,
+            us(d.p50),
+            us(d.p99),
+            us(g.p50),
+            us(g.p99),
+            d.per_second,
+            g.per_second,
+            g.per_second / d.per_second,
+            d.answered.min(g.answered),
+            calls
         );
     }
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let added50 = median(rows.iter().map(|(d, g)| us(g.p50) - us(d.p50)).collect());
+    let added99 = median(rows.iter().map(|(d, g)| us(g.p99) - us(d.p99)).collect());
+    let ratio = median(
+        rows.iter()
+            .map(|(d, g)| g.per_second / d.per_second)
+            .collect(),
+    );
     println!(
-        "\nadded at p50: {:.0} µs, at p99: {:.0} µs; throughput ratio gateway/direct: {:.2}",
-        (g.p50.as_secs_f64() - d.p50.as_secs_f64()) * 1e6,
-        (g.p99.as_secs_f64() - d.p99.as_secs_f64()) * 1e6,
-        g.per_second / d.per_second
+        "\nmedians over {rounds} round(s): added at p50 {added50:.0} µs, at p99 {added99:.0} µs; \
+         throughput ratio gateway/direct {ratio:.2} ({CALLERS} callers, {calls} calls per path and round)"
     );
     Ok(())
 }

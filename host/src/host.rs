@@ -5,7 +5,8 @@
 //!
 //! [`Host`] is also the Rust embedding API: load, [`Host::discover`],
 //! [`Host::offered_tools`], [`Host::visible_skills`], [`Host::call`],
-//! [`Host::status`], [`Host::shutdown`].
+//! [`Host::status`], [`Host::shutdown`]; [`Host::load_next`] loads again
+//! keeping the sessions of servers that did not change.
 
 mod probe;
 
@@ -126,6 +127,12 @@ pub struct Host {
     // Kept for custom version probes: the engine and each component
     // plugin's `InstancePre`, by plugin name.
     _components: Option<probe::Components>,
+    /// Servers whose spec is unchanged but whose availability changed since
+    /// the host this one was loaded after ([`Host::load_next`]); the next
+    /// discovery restarts them once.
+    restart: std::sync::Mutex<Vec<String>>,
+    /// Servers whose declaration is not offerable.
+    gated: Vec<String>,
 }
 
 impl Host {
@@ -137,6 +144,37 @@ impl Host {
     /// [`Host::problems`] as `<where>: <field path> …` lines and everything
     /// else still loads. Errors: only when the component engine cannot start.
     pub fn load(options: HostOptions) -> anyhow::Result<Host> {
+        let client = McpClient::with_options(options.client.clone());
+        Host::load_with(options, client)
+    }
+
+    /// Loads again after `previous` (a refresh, `spec/mcp-client.md` §7),
+    /// sharing its MCP client: the next [`Host::discover`] keeps the live
+    /// session (the same process) of every server whose spec and
+    /// availability did not change, connects new and changed ones, and
+    /// closes the sessions of servers that are gone or no longer offerable.
+    /// `options.client` is not used (the shared client keeps its own). Do
+    /// not call [`Host::shutdown`] on `previous` afterwards: it would end
+    /// the shared sessions. Errors: as [`Host::load`].
+    pub fn load_next(options: HostOptions, previous: &Host) -> anyhow::Result<Host> {
+        let host = Host::load_with(options, previous.client.clone())?;
+        // Same spec, different availability (a new version or path of the
+        // application): the running server may front the old copy.
+        let restart: Vec<String> = host
+            .servers
+            .iter()
+            .filter(|s| {
+                previous.server(&s.spec.name).is_some_and(|p| {
+                    p.spec == s.spec && p.offerable() && p.availability != s.availability
+                })
+            })
+            .map(|s| s.spec.name.clone())
+            .collect();
+        *host.restart.lock().unwrap_or_else(|e| e.into_inner()) = restart;
+        Ok(host)
+    }
+
+    fn load_with(options: HostOptions, client: McpClient) -> anyhow::Result<Host> {
         let platform = options.platform.clone();
         let mut problems = Vec::new();
         let mut warnings = Vec::new();
@@ -232,6 +270,11 @@ impl Host {
 
         let skills = gate_skills(skill_sources, &servers, &registry, &mut problems);
         let gpu = gpu_class(platform.as_ref());
+        let gated = servers
+            .iter()
+            .filter(|s| !s.offerable())
+            .map(|s| s.spec.name.clone())
+            .collect();
         Ok(Host {
             platform,
             plugins,
@@ -240,9 +283,11 @@ impl Host {
             problems,
             warnings,
             registry,
-            client: McpClient::with_options(options.client),
+            client,
             gpu,
             _components: components,
+            restart: std::sync::Mutex::new(Vec::new()),
+            gated,
         })
     }
 
@@ -272,6 +317,21 @@ impl Host {
             return mcp::DiscoveryReport::default();
         }
         let servers = &self.servers;
+        let restart = std::mem::take(&mut *self.restart.lock().unwrap_or_else(|e| e.into_inner()));
+        if !restart.is_empty() {
+            // A pass that leaves them out closes their sessions; the pass
+            // below connects them afresh.
+            tracing::info!(servers = ?restart, "availability changed; restarting these servers");
+            self.client
+                .connect_all(&specs, |spec| {
+                    !restart.contains(&spec.name)
+                        && servers
+                            .iter()
+                            .find(|s| s.spec.name == spec.name)
+                            .is_some_and(ServerRecord::offerable)
+                })
+                .await;
+        }
         self.client
             .connect_all(&specs, |spec| {
                 servers
@@ -296,7 +356,14 @@ impl Host {
     /// with JSON object arguments. Errors: [`CallError`] (unknown tool, not
     /// connected, timeout after the server's `timeout` seconds, transport).
     pub async fn call(&self, name: &str, args: serde_json::Value) -> Result<CallResult, CallError> {
-        if let Some(t) = self.client.tool(name)
+        // The gate check needs the tool's server (a copy of its record);
+        // only a tool whose name a gated server may own needs it — the
+        // gateway's hot path usually skips it.
+        if self
+            .gated
+            .iter()
+            .any(|server| mcp::naming::may_own_tool(server, name))
+            && let Some(t) = self.client.tool(name)
             && !self.server(&t.server).is_some_and(ServerRecord::offerable)
         {
             return Err(CallError::NotConnected {

@@ -89,7 +89,8 @@ pub fn mcp_result(r: CallResult) -> CallToolResult {
         .content
         .into_iter()
         .map(|block| {
-            serde_json::from_value::<ContentBlock>(block.clone())
+            // From a reference: no copy of the block on the usual path.
+            <ContentBlock as serde::Deserialize>::deserialize(&block)
                 .unwrap_or_else(|_| ContentBlock::text(block.to_string()))
         })
         .collect();
@@ -145,7 +146,7 @@ impl ServerHandler for GatewayHandler {
             serde_json::Value::Object(Default::default()),
             serde_json::Value::Object,
         );
-        let call = self.gateway.call(&name, args);
+        let call = self.gateway.call_from(&context.peer, &name, args);
         let outcome = tokio::select! {
             r = call => r,
             () = context.ct.cancelled() => {

@@ -19,12 +19,21 @@
 //!   agents (Claude Code, Cursor, Continue) attach resources as context the
 //!   model reads; a skill is useful in both roles, and both lists are cheap.
 //!   Hidden skills are in neither list.
+//! - Sampling: a plugin server's `sampling/createMessage` passes that
+//!   server's sampling policy in wasmgate's client and is forwarded to the
+//!   gateway's own client — the one whose call to that server is in flight,
+//!   else the newest that declared sampling ([`sampling`]). A client without
+//!   the sampling capability is never asked; the server gets an error that
+//!   says so.
 //! - Live changes: [`Gateway::refresh`] loads the plugin folders and config
 //!   again and re-evaluates availability. When nothing that the load decides
 //!   changed (plugins, server entries, availability, skills), the live host is
 //!   kept and only discovery runs again (failed servers are retried). When
-//!   something changed, a fresh [`Host`] is discovered and swapped in, and
-//!   the old one is shut down once its in-flight calls finish. After every
+//!   something changed, a fresh [`Host`] ([`Host::load_next`]) sharing the
+//!   live host's MCP client is discovered and swapped in: every server whose
+//!   spec and availability did not change keeps its session (the same
+//!   process), new and changed servers are connected, removed or gated ones
+//!   are closed. After every
 //!   refresh, and on every watch tick, the offered tools and visible skills
 //!   are compared with what clients last saw; a difference sends
 //!   `notifications/tools/list_changed` (and the prompts/resources
@@ -50,6 +59,7 @@
 
 mod handler;
 pub mod http;
+pub mod sampling;
 
 pub use handler::GatewayHandler;
 
@@ -69,8 +79,6 @@ pub const DEFAULT_REFRESH: Duration = Duration::from_secs(30);
 /// Default period of the cheap watch tick: plugin folders polled, offered
 /// set compared with what clients saw.
 pub const DEFAULT_WATCH_TICK: Duration = Duration::from_secs(1);
-/// Longest an old host is kept alive for its in-flight calls after a swap.
-pub const RETIRE_GRACE: Duration = Duration::from_secs(300);
 
 /// What [`Gateway::start`] loads and how often it re-evaluates.
 #[derive(Clone)]
@@ -140,12 +148,11 @@ struct Inner {
     dir_print: Mutex<u64>,
     /// Serializes refreshes.
     refresh_lock: tokio::sync::Mutex<()>,
-    /// Connected MCP clients (closed ones are pruned on each notify).
-    peers: Mutex<Vec<Peer<RoleServer>>>,
+    /// Connected MCP clients (closed ones are pruned on each notify) and
+    /// calls in flight, for list_changed and for forwarding sampling.
+    route: Arc<sampling::Route>,
     /// What clients last saw.
     seen: Mutex<Seen>,
-    /// Hosts swapped out and not yet shut down.
-    retiring: Mutex<Vec<Arc<Host>>>,
     changes: broadcast::Sender<Change>,
 }
 
@@ -159,7 +166,16 @@ impl Gateway {
     /// Loads the plugin folders and config and connects every offerable
     /// server. Errors: only when the component engine cannot start
     /// ([`Host::load`]); one bad plugin is a problem line, not an error.
-    pub async fn start(options: GatewayOptions) -> anyhow::Result<Gateway> {
+    ///
+    /// Sampling: unless `options.host.client.sampling_provider` is set (an
+    /// embedding agent's own LLM), plugin servers' `sampling/createMessage`
+    /// requests go to the gateway's connected client ([`sampling`]).
+    pub async fn start(mut options: GatewayOptions) -> anyhow::Result<Gateway> {
+        let route = Arc::new(sampling::Route::default());
+        if options.host.client.sampling_provider.is_none() {
+            options.host.client.sampling_provider =
+                Some(Arc::new(sampling::ForwardToClient::new(route.clone())));
+        }
         let host = load(options.host.clone()).await?;
         host.discover().await;
         let load_print = load_fingerprint(&host);
@@ -172,9 +188,8 @@ impl Gateway {
                 load_print: Mutex::new(load_print),
                 dir_print: Mutex::new(dir_print),
                 refresh_lock: tokio::sync::Mutex::new(()),
-                peers: Mutex::new(Vec::new()),
+                route,
                 seen: Mutex::new(Seen::default()),
-                retiring: Mutex::new(Vec::new()),
                 changes,
             }),
         };
@@ -208,6 +223,18 @@ impl Gateway {
         host.call(name, args).await
     }
 
+    /// [`Gateway::call`] for a client session: while it runs, a sampling
+    /// request of the tool's server goes to `caller`.
+    pub(crate) async fn call_from(
+        &self,
+        caller: &Peer<RoleServer>,
+        name: &str,
+        args: serde_json::Value,
+    ) -> Result<CallResult, CallError> {
+        let _in_flight = self.inner.route.enter(name, caller);
+        self.call(name, args).await
+    }
+
     /// Receives a [`Change`] each time the offered tools, the visible
     /// skills or availability change.
     pub fn subscribe(&self) -> broadcast::Receiver<Change> {
@@ -228,24 +255,28 @@ impl Gateway {
     pub async fn refresh(&self) -> anyhow::Result<RefreshOutcome> {
         let _one_at_a_time = self.inner.refresh_lock.lock().await;
         *lock(&self.inner.dir_print) = dir_fingerprint(&self.inner.options.host.plugin_dirs);
-        let fresh = load(self.inner.options.host.clone()).await?;
+        let live = self.host();
+        let fresh = load_next(self.inner.options.host.clone(), live.clone()).await?;
         let print = load_fingerprint(&fresh);
         let swapped = print != *lock(&self.inner.load_print);
         if swapped {
+            // The fresh host shares the live host's MCP client: unchanged
+            // servers keep their sessions; new and changed ones connect,
+            // removed and gated ones are closed.
             fresh.discover().await;
             let fresh = Arc::new(fresh);
-            let old = {
-                let mut slot = self.inner.host.write().unwrap_or_else(|e| e.into_inner());
-                std::mem::replace(&mut *slot, fresh)
-            };
+            *self.inner.host.write().unwrap_or_else(|e| e.into_inner()) = fresh;
             *lock(&self.inner.load_print) = print;
             tracing::info!("gateway: plugins or availability changed; new host swapped in");
-            self.retire(old);
+            // `live` is only dropped, never shut down: its client is the
+            // fresh host's. A call that holds it finishes on the shared
+            // sessions.
         } else {
-            // Nothing to reload: the fresh host was never connected.
+            // Nothing to reload: retry failed servers on the live host.
             drop(fresh);
-            self.host().discover().await;
+            live.discover().await;
         }
+        drop(live);
         let (tools_changed, skills_changed) = self.publish(swapped).await;
         Ok(RefreshOutcome {
             swapped,
@@ -284,26 +315,22 @@ impl Gateway {
         }
     }
 
-    /// Ends every server session and child process of the live host and of
-    /// hosts still retiring.
+    /// Ends every server session and child process (the live host's MCP
+    /// client, which every earlier host shared).
     pub async fn shutdown(&self) {
         self.host().shutdown().await;
-        let retiring: Vec<Arc<Host>> = lock(&self.inner.retiring).drain(..).collect();
-        for h in retiring {
-            h.shutdown().await;
-        }
     }
 
     /// Remembers a client session so it gets list_changed notifications.
     pub(crate) fn add_peer(&self, peer: Peer<RoleServer>) {
-        let mut peers = lock(&self.inner.peers);
+        let mut peers = lock(&self.inner.route.peers);
         peers.retain(|p| !p.is_transport_closed());
         peers.push(peer);
     }
 
     /// Number of connected client sessions (closed ones are not counted).
     pub fn client_count(&self) -> usize {
-        let mut peers = lock(&self.inner.peers);
+        let mut peers = lock(&self.inner.route.peers);
         peers.retain(|p| !p.is_transport_closed());
         peers.len()
     }
@@ -334,7 +361,7 @@ impl Gateway {
             return (false, false);
         }
         let peers: Vec<Peer<RoleServer>> = {
-            let mut peers = lock(&self.inner.peers);
+            let mut peers = lock(&self.inner.route.peers);
             peers.retain(|p| !p.is_transport_closed());
             peers.clone()
         };
@@ -357,34 +384,27 @@ impl Gateway {
         }
         (tools, skills)
     }
-
-    /// Shuts `old` down once no call holds it (or after [`RETIRE_GRACE`]).
-    fn retire(&self, old: Arc<Host>) {
-        lock(&self.inner.retiring).push(old.clone());
-        let inner = Arc::downgrade(&self.inner);
-        tokio::spawn(async move {
-            let deadline = Instant::now() + RETIRE_GRACE;
-            // Two holders remain when idle: this task and the retiring list.
-            while Arc::strong_count(&old) > 2 && Instant::now() < deadline {
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-            old.shutdown().await;
-            if let Some(inner) = inner.upgrade() {
-                lock(&inner.retiring).retain(|h| !Arc::ptr_eq(h, &old));
-            }
-        });
-    }
 }
+
+/// Largest message a client may send over stdio, in bytes (rmcp's default).
+pub const STDIO_MAX_MESSAGE: usize = 16 * 1024 * 1024;
 
 /// Serves the gateway over stdio until the client closes stdin. The caller
 /// shuts the gateway down afterwards. Errors: the `initialize` handshake failed.
 pub async fn serve_stdio(gateway: Gateway) -> anyhow::Result<()> {
     use rmcp::ServiceExt;
     // Non-blocking pipes when the client launched us with pipes (the usual
-    // case): no blocking-pool hand-off per message (docs/performance.md).
+    // case): no blocking-pool hand-off per message; requests parsed
+    // directly (docs/performance.md).
+    let (read, write) = rmcp::transport::stdio_pipes();
+    let transport = crate::mcp::line_transport::LineTransport::<RoleServer, _, _>::new(
+        read,
+        write,
+        STDIO_MAX_MESSAGE,
+    );
     let running = gateway
         .handler()
-        .serve(rmcp::transport::stdio_pipes())
+        .serve(transport)
         .await
         .map_err(|e| anyhow::anyhow!("MCP handshake on stdio failed: {e}"))?;
     running.waiting().await?;
@@ -399,6 +419,13 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// components.
 async fn load(options: HostOptions) -> anyhow::Result<Host> {
     tokio::task::spawn_blocking(move || Host::load(options))
+        .await
+        .map_err(|e| anyhow::anyhow!("loading plugins stopped: {e}"))?
+}
+
+/// [`Host::load_next`] off the async threads.
+async fn load_next(options: HostOptions, previous: Arc<Host>) -> anyhow::Result<Host> {
+    tokio::task::spawn_blocking(move || Host::load_next(options, &previous))
         .await
         .map_err(|e| anyhow::anyhow!("loading plugins stopped: {e}"))?
 }

@@ -24,6 +24,7 @@
 pub mod env;
 pub mod filter;
 mod handler;
+pub(crate) mod line_transport;
 pub mod naming;
 pub mod redact;
 pub mod sampling;

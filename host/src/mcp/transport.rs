@@ -292,50 +292,26 @@ pub(crate) type ChildSlot = Mutex<Option<ChildParts>>;
 /// Longest stdout noise line kept for an error message, in characters.
 const NOISE_CHARS: usize = 200;
 
-/// Passes the child's stdout on to rmcp line by line, dropping (and
-/// logging) lines that cannot be JSON-RPC, so a chatty server gets a clear
-/// error instead of a silent timeout.
-fn filter_stdout(
-    stdout: tokio::process::ChildStdout,
+/// What happens to a stdout line of the child that cannot be JSON-RPC: it
+/// is dropped and logged, and the first one is kept for an error message,
+/// so a chatty server gets a clear error instead of a silent timeout.
+fn stdout_noise(
     server: String,
     redactor: Redactor,
     noise: NoiseSlot,
-) -> tokio::io::DuplexStream {
-    use tokio::io::AsyncWriteExt;
-    let (mut writer, reader) = tokio::io::duplex(1 << 16);
-    tokio::spawn(async move {
-        let mut input = tokio::io::BufReader::with_capacity(1 << 16, stdout);
-        let mut buf = Vec::new();
-        loop {
-            buf.clear();
-            match input.read_until(b'\n', &mut buf).await {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {}
-            }
-            match buf.iter().find(|b| !b.is_ascii_whitespace()) {
-                None => continue,
-                Some(b'{') | Some(b'[') => {
-                    if writer.write_all(&buf).await.is_err() {
-                        break;
-                    }
-                }
-                Some(_) => {
-                    let text: String = String::from_utf8_lossy(&buf)
-                        .trim()
-                        .chars()
-                        .take(NOISE_CHARS)
-                        .collect();
-                    let text = redactor.redact(&text);
-                    tracing::warn!(server = %server, "ignored a stdout line that is not JSON-RPC: {text}");
-                    if let Ok(mut n) = noise.lock() {
-                        n.get_or_insert(text);
-                    }
-                }
-            }
+) -> super::line_transport::NoiseHook {
+    Box::new(move |line: &[u8]| {
+        let text: String = String::from_utf8_lossy(line)
+            .trim()
+            .chars()
+            .take(NOISE_CHARS)
+            .collect();
+        let text = redactor.redact(&text);
+        tracing::warn!(server = %server, "ignored a stdout line that is not JSON-RPC: {text}");
+        if let Ok(mut n) = noise.lock() {
+            n.get_or_insert(text);
         }
-        // Dropping the writer ends rmcp's input.
-    });
-    reader
+    })
 }
 
 /// A live MCP session with one server.
@@ -465,15 +441,20 @@ pub(crate) async fn open_stdio(
             }
         });
     }
-    let stdout = filter_stdout(stdout, spec.name.clone(), redactor.clone(), noise.clone());
     // rmcp drops stdio messages over 16 MiB by default, which would leave a
     // call with a big result unanswered until its timeout; allow up to
     // [`MIN_STDIO_MESSAGE_BYTES`] or 4 × max_result_bytes, and let the client
     // cut the result to max_result_bytes afterwards.
     let max_line = MIN_STDIO_MESSAGE_BYTES.max(spec.max_result_bytes.saturating_mul(4));
+    // Same framing as rmcp's AsyncRwTransport; tools/call results parsed
+    // directly, stdout noise filtered in the same read (docs/performance.md).
     let transport =
-        rmcp::transport::async_rw::AsyncRwTransport::<RoleClient, _, _>::new(stdout, stdin)
-            .with_max_line_length(max_line);
+        super::line_transport::LineTransport::<RoleClient, _, _>::new(stdout, stdin, max_line)
+            .with_noise_hook(stdout_noise(
+                spec.name.clone(),
+                redactor.clone(),
+                noise.clone(),
+            ));
     match handler.serve(transport).await {
         Ok(service) => {
             let peer = service.peer().clone();
