@@ -177,6 +177,14 @@ async def main():
                                  headers={"Accept": "application/json, text/event-stream",
                                           "Authorization": "Bearer wrong-token"})
             out["wrong_token_status"] = r.status_code
+            auth = {"Accept": "application/json, text/event-stream",
+                    "Authorization": f"Bearer {args.token}"}
+            r = await plain.post(args.http, json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                                 headers={**auth, "Origin": "http://attacker.example"})
+            out["foreign_origin_status"] = r.status_code
+            r = await plain.post(args.http, json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                                 headers={**auth, "Origin": "http://localhost:6274"})
+            out["loopback_origin_status"] = r.status_code
         headers = {"Authorization": f"Bearer {args.token}"} if args.token else {}
         async with httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(30.0, read=300.0)) as client:
             async with streamable_http_client(args.http, http_client=client) as (read, write, _sid):

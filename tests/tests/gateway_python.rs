@@ -377,6 +377,11 @@ fn gateway_http_python_sdk_with_bearer_token_and_sighup_refresh() {
     let r = python(&w, &args);
     assert_eq!(r["no_token_status"], 401, "{r:#}");
     assert_eq!(r["wrong_token_status"], 401, "{r:#}");
+    // DNS rebinding / cross-site pages: a browser Origin that is not
+    // loopback is refused even with the token; a loopback one is not.
+    assert_eq!(r["foreign_origin_status"], 403, "{r:#}");
+    assert_ne!(r["loopback_origin_status"], 403, "{r:#}");
+    assert_ne!(r["loopback_origin_status"], 401, "{r:#}");
     check_common(&r, &w);
     check_live(&r);
 }
@@ -389,9 +394,9 @@ fn serve_refuses_a_non_loopback_address_and_a_token_on_nothing() {
         .stdin(Stdio::null())
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2), "a usage error");
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("only on loopback"), "{err}");
+    assert!(err.contains("not loopback"), "{err}");
 
     // There is no --token flag: a token never goes on the command line.
     let out = Command::new(wasmgate_bin())

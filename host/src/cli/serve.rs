@@ -25,7 +25,9 @@ pub struct ServeArgs {
     /// Serve MCP streamable HTTP at http://ADDR/mcp instead of stdio. Loopback
     /// only, e.g. `127.0.0.1:8765` (port 0 picks a free port; the address is
     /// printed on stderr).
-    #[arg(long, value_name = "ADDR")]
+    /// `localhost:PORT` means `127.0.0.1:PORT`; any other address is a usage
+    /// error (exit 2).
+    #[arg(long, value_name = "ADDR", value_parser = parse_http_addr)]
     pub http: Option<SocketAddr>,
     /// A file whose content (trimmed) is the bearer token HTTP clients must
     /// send. Default: $WASMGATE_TOKEN; neither = no token.
@@ -35,6 +37,29 @@ pub struct ServeArgs {
     /// plugin folder change or SIGHUP).
     #[arg(long, value_name = "N", default_value_t = 30)]
     pub refresh_seconds: u64,
+}
+
+/// Parses `--http`: `IP:PORT` or `localhost:PORT` (read as `127.0.0.1`).
+/// Errors: not an address, or not a loopback one (the gateway runs local
+/// applications for whoever connects; `spec/mcp-client.md` §7).
+pub fn parse_http_addr(s: &str) -> Result<SocketAddr, String> {
+    let addr = match s.strip_prefix("localhost:") {
+        Some(port) => port
+            .parse::<u16>()
+            .map(|p| SocketAddr::from(([127, 0, 0, 1], p)))
+            .map_err(|_| format!("`{port}` is not a port number (0-65535)"))?,
+        None => s.parse::<SocketAddr>().map_err(|_| {
+            "expected IP:PORT on loopback, e.g. 127.0.0.1:8765, [::1]:8765 or localhost:8765"
+                .to_string()
+        })?,
+    };
+    if !addr.ip().is_loopback() {
+        return Err(format!(
+            "{addr} is not loopback: wasmgate serves only on 127.0.0.1, [::1] or localhost; \
+             it runs local applications for whoever connects"
+        ));
+    }
+    Ok(addr)
 }
 
 /// Reads the bearer token: `--token-file`, else `$WASMGATE_TOKEN`, else none.
@@ -144,5 +169,29 @@ async fn handle_signals(gw: Gateway, stop: CancellationToken) {
         let _ = gw;
         let _ = tokio::signal::ctrl_c().await;
         stop.cancel();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_http_addr;
+
+    #[test]
+    fn http_addresses_are_loopback_ip_port_or_localhost() {
+        assert_eq!(
+            parse_http_addr("localhost:8765").unwrap().to_string(),
+            "127.0.0.1:8765"
+        );
+        assert_eq!(parse_http_addr("[::1]:0").unwrap().to_string(), "[::1]:0");
+        assert_eq!(
+            parse_http_addr("127.0.0.1:9").unwrap().to_string(),
+            "127.0.0.1:9"
+        );
+        let e = parse_http_addr("0.0.0.0:80").unwrap_err();
+        assert!(e.contains("not loopback"), "{e}");
+        let e = parse_http_addr("localhost:http").unwrap_err();
+        assert!(e.contains("not a port number"), "{e}");
+        let e = parse_http_addr("example.com:80").unwrap_err();
+        assert!(e.contains("expected IP:PORT"), "{e}");
     }
 }

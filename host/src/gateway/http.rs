@@ -7,7 +7,8 @@
 //! `Authorization: Bearer <token>`, else `401 Unauthorized` with
 //! `WWW-Authenticate: Bearer`; the token is compared in constant time and
 //! never logged. rmcp also checks the `Host` header against loopback names
-//! (DNS rebinding).
+//! and, as configured here, a browser's `Origin` against loopback origins
+//! (DNS rebinding): any other origin gets `403 Forbidden`.
 
 use super::Gateway;
 use bytes::Bytes;
@@ -24,6 +25,17 @@ use tower_service::Service;
 
 /// The HTTP path of the MCP endpoint.
 pub const MCP_PATH: &str = "/mcp";
+
+/// Browser origins allowed to call the gateway: pages served from loopback,
+/// any port. A request with any other `Origin` gets `403 Forbidden`.
+pub const ALLOWED_ORIGINS: &[&str] = &[
+    "http://localhost:*",
+    "http://127.0.0.1:*",
+    "http://[::1]:*",
+    "https://localhost:*",
+    "https://127.0.0.1:*",
+    "https://[::1]:*",
+];
 
 /// Why the HTTP listener could not start.
 #[derive(Debug, thiserror::Error)]
@@ -63,7 +75,13 @@ pub async fn serve_http(
     token: Option<String>,
     stop: CancellationToken,
 ) -> anyhow::Result<()> {
-    let config = StreamableHttpServerConfig::default().with_cancellation_token(stop.child_token());
+    // A browser page sends its Origin; only pages served from loopback may
+    // call (DNS rebinding, MCP transport spec "Security Warning"). Clients
+    // that are not browsers send no Origin and pass.
+    let config = StreamableHttpServerConfig::default()
+        .with_cancellation_token(stop.child_token())
+        .with_allowed_origins(ALLOWED_ORIGINS.iter().copied())
+        .enforce_origin_validation();
     let mcp = StreamableHttpService::new(
         move || Ok(gateway.handler()),
         Arc::new(LocalSessionManager::default()),
