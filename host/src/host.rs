@@ -240,7 +240,16 @@ impl Host {
             problems,
             warnings,
             registry,
-            client: McpClient::with_options(options.client),
+            client: McpClient::with_options(ClientOptions {
+                // The app-endpoint transport reads server_json on the
+                // machine availability was evaluated on.
+                platform: options
+                    .client
+                    .platform
+                    .clone()
+                    .or(Some(options.platform.clone())),
+                ..options.client
+            }),
             gpu,
             _components: components,
         })

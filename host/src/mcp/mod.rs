@@ -44,7 +44,8 @@ use crate::manifest::server::{ServerSpec, Transport};
 use handler::Handler;
 pub use naming::Collision;
 use redact::Redactor;
-use transport::{ChildGuard, ConnectError, SHUTDOWN_GRACE};
+pub use transport::ConnectError;
+use transport::{ChildGuard, SHUTDOWN_GRACE};
 
 /// Most `tools/list` pages read from one server.
 pub const MAX_TOOL_PAGES: usize = 100;
@@ -83,7 +84,10 @@ impl fmt::Display for ConnectionState {
 /// Reconnect policy (§2): after a live session drops, `attempts` tries with
 /// exponential backoff `initial_delay`, ×2 each, capped at `max_delay`; then
 /// the server is `failed`, its tools hidden, and it is probed again every
-/// `probe_interval`. Configurable so tests run in milliseconds.
+/// `probe_interval`. The first connect of a server retries a transient
+/// failure `first_connect_retries` times with the same backoff (1, 2, 4 s;
+/// reference §2.9), all inside its `connect_timeout`. Configurable so tests
+/// run in milliseconds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReconnectPolicy {
     /// Tries after a drop (default 5; 0 = never reconnect).
@@ -94,6 +98,10 @@ pub struct ReconnectPolicy {
     pub max_delay: Duration,
     /// Self-probe period once the tries are spent (default 300 s; `None` = no probes).
     pub probe_interval: Option<Duration>,
+    /// Retries of a transient failure inside a discovery connect (default
+    /// 3, so at most 4 attempts; 0 = one attempt). Permanent failures
+    /// ([`ConnectError::is_permanent`]) are never retried.
+    pub first_connect_retries: u32,
 }
 
 impl Default for ReconnectPolicy {
@@ -103,6 +111,7 @@ impl Default for ReconnectPolicy {
             initial_delay: Duration::from_secs(1),
             max_delay: Duration::from_secs(60),
             probe_interval: Some(Duration::from_secs(300)),
+            first_connect_retries: 3,
         }
     }
 }
@@ -125,6 +134,10 @@ pub struct ClientOptions {
     /// The embedding agent's LLM for `sampling/createMessage` (§5); `None`
     /// (the plain CLI) = the sampling capability is not advertised.
     pub sampling_provider: Option<Arc<dyn sampling::SamplingProvider>>,
+    /// The machine whose applications' `server_json` files the
+    /// app-endpoint transport reads (`spec/declarations.md` §7); `None` =
+    /// this machine ([`crate::platform::RealPlatform`]).
+    pub platform: Option<Arc<dyn crate::platform::Platform>>,
 }
 
 impl fmt::Debug for ClientOptions {
@@ -132,6 +145,7 @@ impl fmt::Debug for ClientOptions {
         f.debug_struct("ClientOptions")
             .field("reconnect", &self.reconnect)
             .field("sampling_provider", &self.sampling_provider.is_some())
+            .field("platform", &self.platform.is_some())
             .finish()
     }
 }
@@ -519,6 +533,8 @@ struct Connected {
     tools: Vec<Tool>,
     server_info: Option<String>,
     monitor: rmcp::service::RunningService<RoleClient, Handler>,
+    /// The slot's redactor plus the app-endpoint token, when there is one.
+    redactor: Option<Redactor>,
 }
 
 /// Reads every `tools/list` page; a cursor seen before (one that does not
@@ -560,12 +576,121 @@ async fn list_tools_paged(
     Ok(tools)
 }
 
+/// The first connect of a discovery pass (§2, reference §2.9): a transient
+/// failure is retried after `initial_delay`, ×2 each time (1, 2, 4 s by
+/// default), up to `first_connect_retries` times; every attempt and pause
+/// fits inside the server's `connect_timeout`. The last attempt's error is
+/// returned.
+async fn connect_first(
+    inner: &Arc<Inner>,
+    spec: &ServerSpec,
+    redactor: &Redactor,
+) -> Result<Connected, ConnectError> {
+    let policy = &inner.options.reconnect;
+    let deadline = tokio::time::Instant::now() + spec.connect_timeout;
+    let mut n = 0u32;
+    loop {
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        let err = match connect_one_within(inner, spec, redactor, left).await {
+            Ok(c) => return Ok(c),
+            Err(e) => e,
+        };
+        let delay = policy.delay(n);
+        let spent = n >= policy.first_connect_retries
+            || err.is_permanent()
+            || tokio::time::Instant::now() + delay >= deadline;
+        if spent {
+            return Err(err);
+        }
+        tracing::info!(
+            server = %spec.name,
+            "connect attempt {} failed ({}); retrying in {:?}",
+            n + 1,
+            redactor.redact(&err.to_string()),
+            delay
+        );
+        tokio::time::sleep(delay).await;
+        n += 1;
+    }
+}
+
 /// Connects one server under its `connect_timeout`: transport, `initialize`,
 /// then `tools/list` (skipped when the server lacks the tools capability).
 async fn connect_one(
     inner: &Arc<Inner>,
     spec: &ServerSpec,
     redactor: &Redactor,
+) -> Result<Connected, ConnectError> {
+    connect_one_within(inner, spec, redactor, spec.connect_timeout).await
+}
+
+/// Reads the app-endpoint's URL and token afresh from the application's
+/// `server_json` (`spec/declarations.md` §7).
+fn app_endpoint(
+    inner: &Inner,
+    spec: &ServerSpec,
+) -> Result<crate::resolver::liveness::Endpoint, ConnectError> {
+    let real;
+    let platform: &dyn crate::platform::Platform = match &inner.options.platform {
+        Some(p) => p.as_ref(),
+        None => {
+            real = crate::platform::RealPlatform::new();
+            &real
+        }
+    };
+    let app = spec
+        .declaration
+        .as_ref()
+        .and_then(|d| d.app_for(platform.os_family()))
+        .ok_or_else(|| ConnectError::AppNotRunning {
+            detail: format!(
+                "its declaration has no app block for {}",
+                platform.os_family().as_str()
+            ),
+        })?;
+    let report = crate::resolver::liveness::read_server_json(app, platform);
+    report.endpoint.ok_or(ConnectError::AppNotRunning {
+        detail: report.detail,
+    })
+}
+
+/// [`connect_one`] bounded by `limit` instead of the whole `connect_timeout`.
+async fn connect_one_within(
+    inner: &Arc<Inner>,
+    spec: &ServerSpec,
+    redactor: &Redactor,
+    limit: Duration,
+) -> Result<Connected, ConnectError> {
+    let endpoint = match &spec.transport {
+        Transport::AppEndpoint => Some(app_endpoint(inner, spec)?),
+        _ => None,
+    };
+    // The app-endpoint token is a secret of this session: every text this
+    // connect produces is redacted with it too.
+    let token_redactor = endpoint
+        .as_ref()
+        .filter(|e| !e.token.is_empty())
+        .map(|e| redactor.with_literal(e.token.expose()));
+    let redactor = token_redactor.as_ref().unwrap_or(redactor);
+    connect_attempt(inner, spec, redactor, endpoint.as_ref(), limit)
+        .await
+        .map(|mut c| {
+            c.redactor = token_redactor.clone();
+            c
+        })
+        .map_err(|e| match &token_redactor {
+            Some(r) => e.redacted(r),
+            None => e,
+        })
+}
+
+/// One connect attempt under `limit`.
+async fn connect_attempt(
+    inner: &Arc<Inner>,
+    spec: &ServerSpec,
+    redactor: &Redactor,
+    endpoint: Option<&crate::resolver::liveness::Endpoint>,
+    limit: Duration,
 ) -> Result<Connected, ConnectError> {
     let generation = inner.next_generation.fetch_add(1, Ordering::Relaxed);
     let handler = Handler {
@@ -577,12 +702,17 @@ async fn connect_one(
     };
     let child_slot = Mutex::new(None);
     let attempt = async {
-        let opened = match &spec.transport {
-            Transport::Stdio { .. } => {
+        let opened = match (&spec.transport, endpoint) {
+            (Transport::Stdio { .. }, _) => {
                 transport::open_stdio(spec, redactor, handler, &child_slot).await?
             }
-            Transport::Http { .. } => transport::open_http(spec, handler).await?,
-            Transport::AppEndpoint => return Err(ConnectError::AppEndpointUnavailable),
+            (Transport::Http { .. }, _) => transport::open_http(spec, handler).await?,
+            (Transport::AppEndpoint, Some(ep)) => transport::open_app_endpoint(ep, handler).await?,
+            (Transport::AppEndpoint, None) => {
+                return Err(ConnectError::AppNotRunning {
+                    detail: "no endpoint was read".into(),
+                });
+            }
         };
         let info = opened.peer.peer_info();
         let has_tools = info.as_ref().is_none_or(|i| i.capabilities.tools.is_some());
@@ -614,9 +744,10 @@ async fn connect_one(
             tools,
             server_info,
             monitor: opened.service,
+            redactor: None,
         })
     };
-    match tokio::time::timeout(spec.connect_timeout, attempt).await {
+    match tokio::time::timeout(limit, attempt).await {
         Ok(r) => r,
         Err(_) => {
             let child = child_slot.lock().ok().and_then(|mut c| c.take());
@@ -633,6 +764,7 @@ fn install(inner: &Arc<Inner>, name: &str, connected: Connected) -> bool {
         tools,
         server_info,
         monitor,
+        redactor,
     } = connected;
     let generation = session.generation;
     let session = Arc::new(session);
@@ -655,6 +787,9 @@ fn install(inner: &Arc<Inner>, name: &str, connected: Connected) -> bool {
         );
         slot.state = ConnectionState::Connected;
         slot.last_error = None;
+        if let Some(r) = redactor {
+            slot.redactor = r;
+        }
         slot.raw_tools = tools;
         slot.server_info = server_info;
         slot.session = Some(session);
@@ -986,7 +1121,7 @@ impl McpClient {
         for (spec, redactor) in to_connect {
             let inner = self.inner.clone();
             set.spawn(async move {
-                let r = connect_one(&inner, &spec, &redactor).await;
+                let r = connect_first(&inner, &spec, &redactor).await;
                 (spec, redactor, r)
             });
         }
