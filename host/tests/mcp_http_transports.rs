@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use common::git_server_bin;
 use wasmgate::host::{Host, HostOptions};
 use wasmgate::manifest::server::{ServerSpec, Transport};
-use wasmgate::mcp::{ClientOptions, ConnectionState, McpClient, ReconnectPolicy};
+use wasmgate::mcp::{ClientOptions, McpClient, ReconnectPolicy};
 
 /// The application's token (unusual shape, so only a literal match finds it).
 const APP_TOKEN: &str = "appTok-9f8e7d6c5b4a39281706";
