@@ -14,6 +14,8 @@
 //!     (target ≤ 50 µs).
 //!
 //! Every figure is the median over `MCP_BENCH_RUNS` runs (default 5).
+//! `MCP_BENCH_ONLY=discovery|calls` runs one part; `MCP_BENCH_SERVERS=50`
+//! picks the discovery sizes; `MCP_BENCH_CALLS` the calls per run (2000).
 //!
 //! ```text
 //! cargo build --release -p git-mcp-server
@@ -102,6 +104,37 @@ async fn discovery_run(n: usize, bin: &std::path::Path) -> (f64, f64) {
     assert_eq!(r.tool_count, 5 * n);
     c.shutdown().await;
     (slowest, all)
+}
+
+/// The same `n` servers connected by raw rmcp clients in parallel (spawn,
+/// `initialize`, every `tools/list` page), in ms: the floor this machine
+/// sets for starting `n` processes at once, without wasmgate.
+async fn raw_discovery(n: usize, bin: &std::path::Path) -> f64 {
+    let t = Instant::now();
+    let mut set = tokio::task::JoinSet::new();
+    for _ in 0..n {
+        let bin = bin.to_path_buf();
+        set.spawn(async move {
+            let mut cmd = tokio::process::Command::new(bin);
+            cmd.stderr(Stdio::null());
+            let client =
+                ().serve(rmcp::transport::TokioChildProcess::new(cmd).expect("spawn"))
+                    .await
+                    .expect("raw client");
+            let tools = client.peer().list_all_tools().await.expect("tools");
+            assert_eq!(tools.len(), 5);
+            client
+        });
+    }
+    let mut clients = Vec::new();
+    while let Some(c) = set.join_next().await {
+        clients.push(c.expect("task"));
+    }
+    let d = ms(t.elapsed());
+    for c in clients {
+        let _ = c.cancel().await;
+    }
+    d
 }
 
 fn args() -> serde_json::Map<String, serde_json::Value> {
@@ -201,22 +234,31 @@ async fn main() {
 
     if only.is_empty() || only == "discovery" {
         println!("\n(a) discovery (ms; medians over {runs} runs)");
-        println!("servers | slowest single start | connect_all | ratio");
-        for n in [1usize, 10, 50] {
+        println!(
+            "servers | slowest single start | connect_all | ratio | raw rmcp, same servers in parallel"
+        );
+        let sizes: Vec<usize> = std::env::var("MCP_BENCH_SERVERS")
+            .ok()
+            .map(|v| v.split(',').filter_map(|x| x.trim().parse().ok()).collect())
+            .unwrap_or_else(|| vec![1, 10, 50]);
+        for n in sizes {
             let mut slow = Vec::new();
             let mut all = Vec::new();
             let mut ratio = Vec::new();
+            let mut raw = Vec::new();
             for _ in 0..runs {
                 let (s, a) = discovery_run(n, &bin).await;
                 slow.push(s);
                 all.push(a);
                 ratio.push(a / s);
+                raw.push(raw_discovery(n, &bin).await);
             }
             println!(
-                "{n:7} | {:20.1} | {:11.1} | {:.2}   (ratios {:?})",
+                "{n:7} | {:20.1} | {:11.1} | {:.2} | {:.1}   (ratios {:?})",
                 median(slow),
                 median(all),
                 median(ratio.clone()),
+                median(raw),
                 ratio
                     .iter()
                     .map(|r| (r * 100.0).round() / 100.0)

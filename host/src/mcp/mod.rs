@@ -401,6 +401,10 @@ struct State {
     tools: Vec<ToolInfo>,
     index: HashMap<String, usize>,
     collisions: Vec<Collision>,
+    /// The servers' tools changed since the last [`State::rebuild`]; the
+    /// next reader ([`Inner::read`]) rebuilds. A discovery pass of many
+    /// servers then re-mints once, not once per connected server.
+    dirty: bool,
 }
 
 impl State {
@@ -408,30 +412,47 @@ impl State {
         self.servers.iter_mut().find(|s| s.spec.name == name)
     }
 
+    /// Forgets the registered tools of `server`, so the next [`State::rebuild`]
+    /// builds them afresh from its `raw_tools` (after they changed).
+    fn invalidate(&mut self, server: &str) {
+        self.tools.retain(|t| t.server != server);
+    }
+
     /// Re-mints every offered tool in configured server order (§2), so the
     /// first configured server keeps a contested name whatever order the
-    /// connects finished in.
+    /// connects finished in. A tool registered before keeps its
+    /// [`ToolInfo`] (moved, only renamed if its name changed): rebuilding
+    /// after each of many connects stays linear in the tool count instead of
+    /// copying every input schema again (the discovery benchmark,
+    /// `docs/performance.md`).
     fn rebuild(&mut self) {
-        let mut raw: HashMap<(String, String), &Tool> = HashMap::new();
-        let mut pairs: Vec<(String, String)> = Vec::new();
+        let mut raw: HashMap<(&str, &str), &Tool> = HashMap::new();
+        let mut pairs: Vec<(&str, &str)> = Vec::new();
         for slot in &self.servers {
             if slot.state != ConnectionState::Connected {
                 continue;
             }
             for tool in &slot.raw_tools {
                 if filter::offers(&slot.spec.tools, &tool.name) {
-                    pairs.push((slot.spec.name.clone(), tool.name.to_string()));
-                    raw.entry((slot.spec.name.clone(), tool.name.to_string()))
-                        .or_insert(tool);
+                    let key = (slot.spec.name.as_str(), tool.name.as_ref());
+                    pairs.push(key);
+                    raw.entry(key).or_insert(tool);
                 }
             }
         }
-        let (minted, collisions) =
-            naming::mint_all(pairs.iter().map(|(s, t)| (s.as_str(), t.as_str())));
+        let (minted, collisions) = naming::mint_all(pairs.iter().copied());
+        let mut old: HashMap<(String, String), ToolInfo> = std::mem::take(&mut self.tools)
+            .into_iter()
+            .map(|t| ((t.server.clone(), t.original_name.clone()), t))
+            .collect();
         let tools: Vec<ToolInfo> = minted
             .into_iter()
             .map(|m| {
-                let t = raw[&(m.server.clone(), m.tool.clone())];
+                if let Some(mut kept) = old.remove(&(m.server.clone(), m.tool.clone())) {
+                    kept.name = m.name;
+                    return kept;
+                }
+                let t = raw[&(m.server.as_str(), m.tool.as_str())];
                 ToolInfo {
                     description: t
                         .description
@@ -448,7 +469,7 @@ impl State {
                 }
             })
             .collect();
-        for c in &collisions {
+        for c in collisions.iter().filter(|c| !self.collisions.contains(c)) {
             tracing::warn!(
                 server = %c.server,
                 tool = %c.tool,
@@ -504,6 +525,17 @@ impl Inner {
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         // A panic while holding the lock leaves plain data; keep going.
         self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The state with its registered tools up to date (for readers of
+    /// tools, names, collisions and status).
+    fn read(&self) -> std::sync::MutexGuard<'_, State> {
+        let mut st = self.lock();
+        if st.dirty {
+            st.dirty = false;
+            st.rebuild();
+        }
+        st
     }
 }
 
@@ -793,7 +825,8 @@ fn install(inner: &Arc<Inner>, name: &str, connected: Connected) -> bool {
         slot.raw_tools = tools;
         slot.server_info = server_info;
         slot.session = Some(session);
-        st.rebuild();
+        st.invalidate(name);
+        st.dirty = true;
     }
     let weak = Arc::downgrade(inner);
     let name = name.to_string();
@@ -845,7 +878,7 @@ async fn session_ended(inner: &Arc<Inner>, name: &str, generation: u64, reason: 
         slot.state = ConnectionState::Failed;
         slot.raw_tools.clear();
         let spec = slot.spec.clone();
-        st.rebuild();
+        st.dirty = true;
         (session, spec)
     };
     if let Some(s) = session {
@@ -952,7 +985,8 @@ pub(crate) async fn refresh_tools(inner: &Arc<Inner>, name: &str, generation: u6
                     before.difference(&after).collect::<Vec<_>>()
                 );
                 slot.raw_tools = tools;
-                st.rebuild();
+                st.invalidate(name);
+                st.dirty = true;
             }
         }
         Err(e) => tracing::warn!(server = %name, "tools/list refresh failed: {e}"),
@@ -1111,7 +1145,7 @@ impl McpClient {
             for gone in old {
                 to_close.extend(gone.session);
             }
-            st.rebuild();
+            st.dirty = true;
         }
         for s in to_close {
             s.close().await;
@@ -1164,7 +1198,7 @@ impl McpClient {
         report
             .failed
             .sort_by_key(|(n, _)| order.get(n.as_str()).copied());
-        let st = self.inner.lock();
+        let st = self.inner.read();
         report.tool_count = st.tools.len();
         tracing::info!(
             "MCP: {} tool(s) from {} server(s) ({} failed, {} gated, {} disabled)",
@@ -1182,12 +1216,12 @@ impl McpClient {
 
     /// The offered tools, in configured server order then the server's order.
     pub fn tools(&self) -> Vec<ToolInfo> {
-        self.inner.lock().tools.clone()
+        self.inner.read().tools.clone()
     }
 
     /// One offered tool by registered name.
     pub fn tool(&self, name: &str) -> Option<ToolInfo> {
-        let st = self.inner.lock();
+        let st = self.inner.read();
         st.index.get(name).map(|&i| st.tools[i].clone())
     }
 
@@ -1205,7 +1239,7 @@ impl McpClient {
                 (k.clone(), m)
             })
             .collect();
-        let st = self.inner.lock();
+        let st = self.inner.read();
         st.servers
             .iter()
             .map(|slot| {
@@ -1242,7 +1276,7 @@ impl McpClient {
 
     /// All naming collisions of the current registration.
     pub fn collisions(&self) -> Vec<Collision> {
-        self.inner.lock().collisions.clone()
+        self.inner.read().collisions.clone()
     }
 
     /// Calls an offered tool by its registered name (§3). `args` is a JSON
@@ -1254,7 +1288,7 @@ impl McpClient {
     /// configured secrets redacted. Results over `max_result_bytes` are cut.
     pub async fn call(&self, name: &str, args: serde_json::Value) -> Result<CallResult, CallError> {
         let (session, server, tool, timeout, redactor, max_bytes) = {
-            let st = self.inner.lock();
+            let st = self.inner.read();
             let Some(&i) = st.index.get(name) else {
                 return Err(CallError::UnknownTool {
                     name: name.to_string(),
@@ -1350,7 +1384,7 @@ impl McpClient {
                 .filter_map(|s| s.session.take())
                 .collect();
             st.servers.clear();
-            st.rebuild();
+            st.dirty = true;
             sessions
         };
         let mut set = tokio::task::JoinSet::new();
