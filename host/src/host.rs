@@ -144,7 +144,16 @@ impl Host {
     /// [`Host::problems`] as `<where>: <field path> …` lines and everything
     /// else still loads. Errors: only when the component engine cannot start.
     pub fn load(options: HostOptions) -> anyhow::Result<Host> {
-        let client = McpClient::with_options(options.client.clone());
+        let client = McpClient::with_options(ClientOptions {
+            // The app-endpoint transport reads server_json on the machine
+            // availability was evaluated on.
+            platform: options
+                .client
+                .platform
+                .clone()
+                .or(Some(options.platform.clone())),
+            ..options.client.clone()
+        });
         Host::load_with(options, client)
     }
 

@@ -314,6 +314,7 @@ async fn a_killed_server_is_failed_then_reconnected() {
             initial_delay: Duration::from_millis(20),
             max_delay: Duration::from_millis(100),
             probe_interval: None,
+            first_connect_retries: 0,
         },
         ..Default::default()
     });

@@ -1,5 +1,5 @@
-//! `git-mcp-server` — a small, read-only MCP server (stdio) over the `git`
-//! executable. The `git` example plugin fronts it (issue 2, item 7).
+//! `git-mcp-server` — a small, read-only MCP server (stdio; `--http ADDR` for
+//! streamable HTTP, see `http.rs`) over the `git` executable. The `git` example plugin fronts it (issue 2, item 7).
 //!
 //! Tools (every one takes an optional `path`, the repository or any folder
 //! inside it; default: the server's current directory):
@@ -18,6 +18,8 @@
 //! protocol error. Output is bounded by [`MAX_OUTPUT_BYTES`]; a cut output
 //! says how many bytes were left out. A git run is bounded by
 //! [`GIT_TIMEOUT`].
+
+mod http;
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -356,6 +358,10 @@ impl ServerHandler for GitServer {}
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if !args.is_empty() {
+        return http::run(&args).await;
+    }
     // stdout carries MCP; diagnostics go to stderr, which the host logs.
     let service = GitServer.serve(rmcp::transport::stdio()).await?;
     service.waiting().await?;

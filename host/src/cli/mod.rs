@@ -29,6 +29,8 @@ pub struct Cli {
     #[arg(long = "plugins", value_name = "DIR", global = true)]
     pub plugins: Vec<PathBuf>,
     /// A YAML file with an `mcp_servers:` mapping (spec/mcp-client.md §1).
+    /// Default: $WASMGATE_CONFIG, else the user's config dir
+    /// `wasmgate/config.yaml` when that file exists.
     #[arg(long, value_name = "FILE", global = true)]
     pub config: Option<PathBuf>,
     /// Print JSON instead of text.
@@ -109,7 +111,7 @@ fn run(cli: Cli) -> u8 {
     let options = || {
         let mut o = HostOptions::new();
         o.plugin_dirs = plugin_dirs.clone();
-        o.config = cli.config.clone();
+        o.config = cli.config.clone().or_else(default_config);
         o.sandbox.cache_dir = default_cache_dir();
         o
     };
@@ -190,8 +192,6 @@ fn fatal(e: &anyhow::Error) -> u8 {
     1
 }
 
-/// `--plugins` default: `$WASMGATE_PLUGINS` (split like PATH), else
-/// `$XDG_CONFIG_HOME/wasmgate/plugins` (or `~/.config/wasmgate/plugins`) when it exists.
 /// The compile cache folder (issue 4, "Load speed"): `$WASMGATE_CACHE`
 /// (empty: no cache), else `$XDG_CACHE_HOME/wasmgate/components`, else
 /// `~/.cache/wasmgate/components`.
@@ -206,16 +206,40 @@ fn default_cache_dir() -> Option<PathBuf> {
     Some(base.join("wasmgate").join("components"))
 }
 
+/// The user's config folder: `$XDG_CONFIG_HOME` (when absolute), else
+/// `~/.config` on Linux and macOS; `%APPDATA%` on Windows.
+fn user_config_dir() -> Option<PathBuf> {
+    use etcetera::BaseStrategy;
+    etcetera::choose_base_strategy()
+        .ok()
+        .map(|s| s.config_dir())
+}
+
+/// `--config` default: `$WASMGATE_CONFIG` when set and not empty (a missing
+/// file is then reported, since it was asked for), else
+/// `<user config dir>/wasmgate/config.yaml` when that file exists, else no
+/// config file.
+fn default_config() -> Option<PathBuf> {
+    if let Some(v) = std::env::var_os("WASMGATE_CONFIG").filter(|v| !v.is_empty()) {
+        return Some(PathBuf::from(v));
+    }
+    let file = user_config_dir()?.join("wasmgate").join("config.yaml");
+    file.is_file().then(|| {
+        tracing::info!("using the config file {}", file.display());
+        file
+    })
+}
+
+/// `--plugins` default: `$WASMGATE_PLUGINS` (split like PATH), else
+/// `<user config dir>/wasmgate/plugins` when it exists.
 fn default_plugin_dirs() -> Vec<PathBuf> {
     if let Some(v) = std::env::var_os("WASMGATE_PLUGINS") {
         return std::env::split_paths(&v)
             .filter(|p| !p.as_os_str().is_empty())
             .collect();
     }
-    let base = std::env::var_os("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")));
-    base.map(|b| b.join("wasmgate").join("plugins"))
+    user_config_dir()
+        .map(|b| b.join("wasmgate").join("plugins"))
         .filter(|p| p.is_dir())
         .into_iter()
         .collect()

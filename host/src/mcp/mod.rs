@@ -45,7 +45,8 @@ use crate::manifest::server::{ServerSpec, Transport};
 use handler::Handler;
 pub use naming::Collision;
 use redact::Redactor;
-use transport::{ChildGuard, ConnectError, SHUTDOWN_GRACE};
+pub use transport::ConnectError;
+use transport::{ChildGuard, SHUTDOWN_GRACE};
 
 /// Most `tools/list` pages read from one server.
 pub const MAX_TOOL_PAGES: usize = 100;
@@ -84,7 +85,10 @@ impl fmt::Display for ConnectionState {
 /// Reconnect policy (§2): after a live session drops, `attempts` tries with
 /// exponential backoff `initial_delay`, ×2 each, capped at `max_delay`; then
 /// the server is `failed`, its tools hidden, and it is probed again every
-/// `probe_interval`. Configurable so tests run in milliseconds.
+/// `probe_interval`. The first connect of a server retries a transient
+/// failure `first_connect_retries` times with the same backoff (1, 2, 4 s;
+/// reference §2.9), all inside its `connect_timeout`. Configurable so tests
+/// run in milliseconds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReconnectPolicy {
     /// Tries after a drop (default 5; 0 = never reconnect).
@@ -95,6 +99,10 @@ pub struct ReconnectPolicy {
     pub max_delay: Duration,
     /// Self-probe period once the tries are spent (default 300 s; `None` = no probes).
     pub probe_interval: Option<Duration>,
+    /// Retries of a transient failure inside a discovery connect (default
+    /// 3, so at most 4 attempts; 0 = one attempt). Permanent failures
+    /// ([`ConnectError::is_permanent`]) are never retried.
+    pub first_connect_retries: u32,
 }
 
 impl Default for ReconnectPolicy {
@@ -104,6 +112,7 @@ impl Default for ReconnectPolicy {
             initial_delay: Duration::from_secs(1),
             max_delay: Duration::from_secs(60),
             probe_interval: Some(Duration::from_secs(300)),
+            first_connect_retries: 3,
         }
     }
 }
@@ -126,6 +135,10 @@ pub struct ClientOptions {
     /// The embedding agent's LLM for `sampling/createMessage` (§5); `None`
     /// (the plain CLI) = the sampling capability is not advertised.
     pub sampling_provider: Option<Arc<dyn sampling::SamplingProvider>>,
+    /// The machine whose applications' `server_json` files the
+    /// app-endpoint transport reads (`spec/declarations.md` §7); `None` =
+    /// this machine ([`crate::platform::RealPlatform`]).
+    pub platform: Option<Arc<dyn crate::platform::Platform>>,
 }
 
 impl fmt::Debug for ClientOptions {
@@ -133,6 +146,7 @@ impl fmt::Debug for ClientOptions {
         f.debug_struct("ClientOptions")
             .field("reconnect", &self.reconnect)
             .field("sampling_provider", &self.sampling_provider.is_some())
+            .field("platform", &self.platform.is_some())
             .finish()
     }
 }
@@ -388,6 +402,10 @@ struct State {
     tools: Vec<ToolInfo>,
     index: HashMap<String, usize>,
     collisions: Vec<Collision>,
+    /// The servers' tools changed since the last [`State::rebuild`]; the
+    /// next reader ([`Inner::read`]) rebuilds. A discovery pass of many
+    /// servers then re-mints once, not once per connected server.
+    dirty: bool,
 }
 
 impl State {
@@ -395,30 +413,47 @@ impl State {
         self.servers.iter_mut().find(|s| s.spec.name == name)
     }
 
+    /// Forgets the registered tools of `server`, so the next [`State::rebuild`]
+    /// builds them afresh from its `raw_tools` (after they changed).
+    fn invalidate(&mut self, server: &str) {
+        self.tools.retain(|t| t.server != server);
+    }
+
     /// Re-mints every offered tool in configured server order (§2), so the
     /// first configured server keeps a contested name whatever order the
-    /// connects finished in.
+    /// connects finished in. A tool registered before keeps its
+    /// [`ToolInfo`] (moved, only renamed if its name changed): rebuilding
+    /// after each of many connects stays linear in the tool count instead of
+    /// copying every input schema again (the discovery benchmark,
+    /// `docs/performance.md`).
     fn rebuild(&mut self) {
-        let mut raw: HashMap<(String, String), &Tool> = HashMap::new();
-        let mut pairs: Vec<(String, String)> = Vec::new();
+        let mut raw: HashMap<(&str, &str), &Tool> = HashMap::new();
+        let mut pairs: Vec<(&str, &str)> = Vec::new();
         for slot in &self.servers {
             if slot.state != ConnectionState::Connected {
                 continue;
             }
             for tool in &slot.raw_tools {
                 if filter::offers(&slot.spec.tools, &tool.name) {
-                    pairs.push((slot.spec.name.clone(), tool.name.to_string()));
-                    raw.entry((slot.spec.name.clone(), tool.name.to_string()))
-                        .or_insert(tool);
+                    let key = (slot.spec.name.as_str(), tool.name.as_ref());
+                    pairs.push(key);
+                    raw.entry(key).or_insert(tool);
                 }
             }
         }
-        let (minted, collisions) =
-            naming::mint_all(pairs.iter().map(|(s, t)| (s.as_str(), t.as_str())));
+        let (minted, collisions) = naming::mint_all(pairs.iter().copied());
+        let mut old: HashMap<(String, String), ToolInfo> = std::mem::take(&mut self.tools)
+            .into_iter()
+            .map(|t| ((t.server.clone(), t.original_name.clone()), t))
+            .collect();
         let tools: Vec<ToolInfo> = minted
             .into_iter()
             .map(|m| {
-                let t = raw[&(m.server.clone(), m.tool.clone())];
+                if let Some(mut kept) = old.remove(&(m.server.clone(), m.tool.clone())) {
+                    kept.name = m.name;
+                    return kept;
+                }
+                let t = raw[&(m.server.as_str(), m.tool.as_str())];
                 ToolInfo {
                     description: t
                         .description
@@ -435,7 +470,7 @@ impl State {
                 }
             })
             .collect();
-        for c in &collisions {
+        for c in collisions.iter().filter(|c| !self.collisions.contains(c)) {
             tracing::warn!(
                 server = %c.server,
                 tool = %c.tool,
@@ -492,6 +527,17 @@ impl Inner {
         // A panic while holding the lock leaves plain data; keep going.
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
+
+    /// The state with its registered tools up to date (for readers of
+    /// tools, names, collisions and status).
+    fn read(&self) -> std::sync::MutexGuard<'_, State> {
+        let mut st = self.lock();
+        if st.dirty {
+            st.dirty = false;
+            st.rebuild();
+        }
+        st
+    }
 }
 
 /// The MCP client. Cheap to clone (shared state); every method takes `&self`.
@@ -520,6 +566,8 @@ struct Connected {
     tools: Vec<Tool>,
     server_info: Option<String>,
     monitor: rmcp::service::RunningService<RoleClient, Handler>,
+    /// The slot's redactor plus the app-endpoint token, when there is one.
+    redactor: Option<Redactor>,
 }
 
 /// Reads every `tools/list` page; a cursor seen before (one that does not
@@ -561,12 +609,121 @@ async fn list_tools_paged(
     Ok(tools)
 }
 
+/// The first connect of a discovery pass (§2, reference §2.9): a transient
+/// failure is retried after `initial_delay`, ×2 each time (1, 2, 4 s by
+/// default), up to `first_connect_retries` times; every attempt and pause
+/// fits inside the server's `connect_timeout`. The last attempt's error is
+/// returned.
+async fn connect_first(
+    inner: &Arc<Inner>,
+    spec: &ServerSpec,
+    redactor: &Redactor,
+) -> Result<Connected, ConnectError> {
+    let policy = &inner.options.reconnect;
+    let deadline = tokio::time::Instant::now() + spec.connect_timeout;
+    let mut n = 0u32;
+    loop {
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        let err = match connect_one_within(inner, spec, redactor, left).await {
+            Ok(c) => return Ok(c),
+            Err(e) => e,
+        };
+        let delay = policy.delay(n);
+        let spent = n >= policy.first_connect_retries
+            || err.is_permanent()
+            || tokio::time::Instant::now() + delay >= deadline;
+        if spent {
+            return Err(err);
+        }
+        tracing::info!(
+            server = %spec.name,
+            "connect attempt {} failed ({}); retrying in {:?}",
+            n + 1,
+            redactor.redact(&err.to_string()),
+            delay
+        );
+        tokio::time::sleep(delay).await;
+        n += 1;
+    }
+}
+
 /// Connects one server under its `connect_timeout`: transport, `initialize`,
 /// then `tools/list` (skipped when the server lacks the tools capability).
 async fn connect_one(
     inner: &Arc<Inner>,
     spec: &ServerSpec,
     redactor: &Redactor,
+) -> Result<Connected, ConnectError> {
+    connect_one_within(inner, spec, redactor, spec.connect_timeout).await
+}
+
+/// Reads the app-endpoint's URL and token afresh from the application's
+/// `server_json` (`spec/declarations.md` §7).
+fn app_endpoint(
+    inner: &Inner,
+    spec: &ServerSpec,
+) -> Result<crate::resolver::liveness::Endpoint, ConnectError> {
+    let real;
+    let platform: &dyn crate::platform::Platform = match &inner.options.platform {
+        Some(p) => p.as_ref(),
+        None => {
+            real = crate::platform::RealPlatform::new();
+            &real
+        }
+    };
+    let app = spec
+        .declaration
+        .as_ref()
+        .and_then(|d| d.app_for(platform.os_family()))
+        .ok_or_else(|| ConnectError::AppNotRunning {
+            detail: format!(
+                "its declaration has no app block for {}",
+                platform.os_family().as_str()
+            ),
+        })?;
+    let report = crate::resolver::liveness::read_server_json(app, platform);
+    report.endpoint.ok_or(ConnectError::AppNotRunning {
+        detail: report.detail,
+    })
+}
+
+/// [`connect_one`] bounded by `limit` instead of the whole `connect_timeout`.
+async fn connect_one_within(
+    inner: &Arc<Inner>,
+    spec: &ServerSpec,
+    redactor: &Redactor,
+    limit: Duration,
+) -> Result<Connected, ConnectError> {
+    let endpoint = match &spec.transport {
+        Transport::AppEndpoint => Some(app_endpoint(inner, spec)?),
+        _ => None,
+    };
+    // The app-endpoint token is a secret of this session: every text this
+    // connect produces is redacted with it too.
+    let token_redactor = endpoint
+        .as_ref()
+        .filter(|e| !e.token.is_empty())
+        .map(|e| redactor.with_literal(e.token.expose()));
+    let redactor = token_redactor.as_ref().unwrap_or(redactor);
+    connect_attempt(inner, spec, redactor, endpoint.as_ref(), limit)
+        .await
+        .map(|mut c| {
+            c.redactor = token_redactor.clone();
+            c
+        })
+        .map_err(|e| match &token_redactor {
+            Some(r) => e.redacted(r),
+            None => e,
+        })
+}
+
+/// One connect attempt under `limit`.
+async fn connect_attempt(
+    inner: &Arc<Inner>,
+    spec: &ServerSpec,
+    redactor: &Redactor,
+    endpoint: Option<&crate::resolver::liveness::Endpoint>,
+    limit: Duration,
 ) -> Result<Connected, ConnectError> {
     let generation = inner.next_generation.fetch_add(1, Ordering::Relaxed);
     let handler = Handler {
@@ -578,12 +735,17 @@ async fn connect_one(
     };
     let child_slot = Mutex::new(None);
     let attempt = async {
-        let opened = match &spec.transport {
-            Transport::Stdio { .. } => {
+        let opened = match (&spec.transport, endpoint) {
+            (Transport::Stdio { .. }, _) => {
                 transport::open_stdio(spec, redactor, handler, &child_slot).await?
             }
-            Transport::Http { .. } => transport::open_http(spec, handler).await?,
-            Transport::AppEndpoint => return Err(ConnectError::AppEndpointUnavailable),
+            (Transport::Http { .. }, _) => transport::open_http(spec, handler).await?,
+            (Transport::AppEndpoint, Some(ep)) => transport::open_app_endpoint(ep, handler).await?,
+            (Transport::AppEndpoint, None) => {
+                return Err(ConnectError::AppNotRunning {
+                    detail: "no endpoint was read".into(),
+                });
+            }
         };
         let info = opened.peer.peer_info();
         let has_tools = info.as_ref().is_none_or(|i| i.capabilities.tools.is_some());
@@ -615,9 +777,10 @@ async fn connect_one(
             tools,
             server_info,
             monitor: opened.service,
+            redactor: None,
         })
     };
-    match tokio::time::timeout(spec.connect_timeout, attempt).await {
+    match tokio::time::timeout(limit, attempt).await {
         Ok(r) => r,
         Err(_) => {
             let child = child_slot.lock().ok().and_then(|mut c| c.take());
@@ -634,6 +797,7 @@ fn install(inner: &Arc<Inner>, name: &str, connected: Connected) -> bool {
         tools,
         server_info,
         monitor,
+        redactor,
     } = connected;
     let generation = session.generation;
     let session = Arc::new(session);
@@ -656,10 +820,14 @@ fn install(inner: &Arc<Inner>, name: &str, connected: Connected) -> bool {
         );
         slot.state = ConnectionState::Connected;
         slot.last_error = None;
+        if let Some(r) = redactor {
+            slot.redactor = r;
+        }
         slot.raw_tools = tools;
         slot.server_info = server_info;
         slot.session = Some(session);
-        st.rebuild();
+        st.invalidate(name);
+        st.dirty = true;
     }
     let weak = Arc::downgrade(inner);
     let name = name.to_string();
@@ -711,7 +879,7 @@ async fn session_ended(inner: &Arc<Inner>, name: &str, generation: u64, reason: 
         slot.state = ConnectionState::Failed;
         slot.raw_tools.clear();
         let spec = slot.spec.clone();
-        st.rebuild();
+        st.dirty = true;
         (session, spec)
     };
     if let Some(s) = session {
@@ -818,7 +986,8 @@ pub(crate) async fn refresh_tools(inner: &Arc<Inner>, name: &str, generation: u6
                     before.difference(&after).collect::<Vec<_>>()
                 );
                 slot.raw_tools = tools;
-                st.rebuild();
+                st.invalidate(name);
+                st.dirty = true;
             }
         }
         Err(e) => tracing::warn!(server = %name, "tools/list refresh failed: {e}"),
@@ -977,7 +1146,7 @@ impl McpClient {
             for gone in old {
                 to_close.extend(gone.session);
             }
-            st.rebuild();
+            st.dirty = true;
         }
         for s in to_close {
             s.close().await;
@@ -987,7 +1156,7 @@ impl McpClient {
         for (spec, redactor) in to_connect {
             let inner = self.inner.clone();
             set.spawn(async move {
-                let r = connect_one(&inner, &spec, &redactor).await;
+                let r = connect_first(&inner, &spec, &redactor).await;
                 (spec, redactor, r)
             });
         }
@@ -1030,7 +1199,7 @@ impl McpClient {
         report
             .failed
             .sort_by_key(|(n, _)| order.get(n.as_str()).copied());
-        let st = self.inner.lock();
+        let st = self.inner.read();
         report.tool_count = st.tools.len();
         tracing::info!(
             "MCP: {} tool(s) from {} server(s) ({} failed, {} gated, {} disabled)",
@@ -1048,12 +1217,12 @@ impl McpClient {
 
     /// The offered tools, in configured server order then the server's order.
     pub fn tools(&self) -> Vec<ToolInfo> {
-        self.inner.lock().tools.clone()
+        self.inner.read().tools.clone()
     }
 
     /// One offered tool by registered name.
     pub fn tool(&self, name: &str) -> Option<ToolInfo> {
-        let st = self.inner.lock();
+        let st = self.inner.read();
         st.index.get(name).map(|&i| st.tools[i].clone())
     }
 
@@ -1071,7 +1240,7 @@ impl McpClient {
                 (k.clone(), m)
             })
             .collect();
-        let st = self.inner.lock();
+        let st = self.inner.read();
         st.servers
             .iter()
             .map(|slot| {
@@ -1108,7 +1277,7 @@ impl McpClient {
 
     /// All naming collisions of the current registration.
     pub fn collisions(&self) -> Vec<Collision> {
-        self.inner.lock().collisions.clone()
+        self.inner.read().collisions.clone()
     }
 
     /// Calls an offered tool by its registered name (§3). `args` is a JSON
@@ -1120,7 +1289,7 @@ impl McpClient {
     /// configured secrets redacted. Results over `max_result_bytes` are cut.
     pub async fn call(&self, name: &str, args: serde_json::Value) -> Result<CallResult, CallError> {
         let (session, server, tool, timeout, redactor, max_bytes) = {
-            let st = self.inner.lock();
+            let st = self.inner.read();
             let Some(&i) = st.index.get(name) else {
                 return Err(CallError::UnknownTool {
                     name: name.to_string(),
@@ -1216,7 +1385,7 @@ impl McpClient {
                 .filter_map(|s| s.session.take())
                 .collect();
             st.servers.clear();
-            st.rebuild();
+            st.dirty = true;
             sessions
         };
         let mut set = tokio::task::JoinSet::new();

@@ -133,6 +133,12 @@ impl Redactor {
         }
     }
 
+    /// This redactor plus one more literal value (the app-endpoint token,
+    /// known only once the application's `server_json` is read).
+    pub fn with_literal(&self, value: &str) -> Self {
+        Self::new(self.literals.iter().cloned().chain([value.to_string()]))
+    }
+
     /// Replaces only the literal configured values (for successful tool results).
     pub fn redact_literals(&self, text: &str) -> String {
         let mut out = text.to_string();

@@ -102,9 +102,85 @@ pub enum ConnectError {
         /// The configured URL.
         url: String,
     },
-    /// The app-endpoint transport is not connected by this client yet: the
-    /// URL and token come from the running application's `server_json`.
-    AppEndpointUnavailable,
+    /// The server answered with HTTP 401 or 403: it refused the
+    /// credentials (the configured `headers`, or the app-endpoint token).
+    HttpAuth {
+        /// The URL dialled (never carries the token).
+        url: String,
+        /// `401 Unauthorized` or `403 Forbidden`.
+        status: String,
+        /// The credentials came from a running application's `server_json`
+        /// (app-endpoint transport) rather than the entry's `headers`.
+        app_endpoint: bool,
+    },
+    /// The URL speaks the legacy HTTP+SSE transport (MCP 2024-11-05), which
+    /// wasmgate does not support (`spec/mcp-client.md` §1).
+    LegacySse {
+        /// The configured URL.
+        url: String,
+    },
+    /// App-endpoint transport: the application that hosts the server is not
+    /// running, or its `server_json` gives no usable loopback endpoint
+    /// (`spec/declarations.md` §7). The detail never carries the token.
+    AppNotRunning {
+        /// Why (`process is not running`, `url host is not loopback`, …).
+        detail: String,
+    },
+}
+
+impl ConnectError {
+    /// Whether another attempt can help: `false` for errors that a retry
+    /// repeats (a missing command or package, a URL that is invalid or not
+    /// MCP, refused credentials, the legacy SSE transport); reference §2.9
+    /// retries only the others inside the first connect.
+    pub fn is_permanent(&self) -> bool {
+        matches!(
+            self,
+            ConnectError::CommandNotFound { .. }
+                | ConnectError::PackageNotFound { .. }
+                | ConnectError::Spawn { .. }
+                | ConnectError::NotMcp { .. }
+                | ConnectError::InvalidUrl { .. }
+                | ConnectError::HttpAuth { .. }
+                | ConnectError::LegacySse { .. }
+                | ConnectError::Timeout { .. }
+        )
+    }
+
+    /// The same error with every text field passed through `redactor`
+    /// (the app-endpoint token is only known once `server_json` is read).
+    pub(crate) fn redacted(self, redactor: &Redactor) -> ConnectError {
+        let r = |s: String| redactor.redact(&s);
+        match self {
+            ConnectError::PackageNotFound { launcher, detail } => ConnectError::PackageNotFound {
+                launcher,
+                detail: r(detail),
+            },
+            ConnectError::Spawn { command, message } => ConnectError::Spawn {
+                command,
+                message: r(message),
+            },
+            ConnectError::ExitedAtStart { status, stderr } => ConnectError::ExitedAtStart {
+                status,
+                stderr: stderr.map(r),
+            },
+            ConnectError::NotMcp { line } => ConnectError::NotMcp { line: r(line) },
+            ConnectError::Protocol { message } => ConnectError::Protocol {
+                message: r(message),
+            },
+            ConnectError::ListTools { message } => ConnectError::ListTools {
+                message: r(message),
+            },
+            ConnectError::Http { url, message } => ConnectError::Http {
+                url: r(url),
+                message: r(message),
+            },
+            ConnectError::AppNotRunning { detail } => {
+                ConnectError::AppNotRunning { detail: r(detail) }
+            }
+            other => other,
+        }
+    }
 }
 
 impl fmt::Display for ConnectError {
@@ -163,9 +239,29 @@ impl fmt::Display for ConnectError {
             ConnectError::InvalidUrl { url } => {
                 write!(f, "'{url}' is not a valid http:// or https:// URL")
             }
-            ConnectError::AppEndpointUnavailable => write!(
+            ConnectError::HttpAuth {
+                url,
+                status,
+                app_endpoint: false,
+            } => write!(
                 f,
-                "the app-endpoint transport needs the running application's server_json, which this client does not read yet"
+                "the server at {url} refused the credentials (HTTP {status}); check this entry's `headers` (Authorization)"
+            ),
+            ConnectError::HttpAuth {
+                url,
+                status,
+                app_endpoint: true,
+            } => write!(
+                f,
+                "the application's endpoint {url} refused the token from its server_json (HTTP {status}); restart the application so it writes a fresh server_json"
+            ),
+            ConnectError::LegacySse { url } => write!(
+                f,
+                "{url} speaks the legacy HTTP+SSE transport (MCP 2024-11-05), which wasmgate does not support; point `url` at the server's streamable HTTP endpoint (often /mcp) or start the server with its streamable HTTP transport, or run it over stdio with `command`"
+            ),
+            ConnectError::AppNotRunning { detail } => write!(
+                f,
+                "the application that hosts this server gives no usable endpoint ({detail}); start the application (it writes its server_json with the URL and token when it runs)"
             ),
         }
     }
@@ -522,27 +618,9 @@ pub fn http_authority(url: &str) -> Option<String> {
 /// Connects a streamable HTTP server: a TCP preflight (so a refused port
 /// gets its own message), then the MCP handshake with the configured headers.
 pub(crate) async fn open_http(spec: &ServerSpec, handler: Handler) -> Result<Opened, ConnectError> {
-    use rmcp::transport::StreamableHttpClientTransport;
-    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-
     let Transport::Http { url, headers } = &spec.transport else {
         unreachable!("open_http is only called for the http transport");
     };
-    let authority =
-        http_authority(url).ok_or_else(|| ConnectError::InvalidUrl { url: url.clone() })?;
-    match tokio::net::TcpStream::connect(&authority).await {
-        Ok(_) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
-            return Err(ConnectError::HttpRefused { url: url.clone() });
-        }
-        Err(e) => {
-            return Err(ConnectError::Http {
-                url: url.clone(),
-                message: e.to_string(),
-            });
-        }
-    }
-    let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str());
     let mut custom = std::collections::HashMap::new();
     for (name, value) in headers {
         // Every header, `Authorization` (Bearer or Basic) included, is sent
@@ -557,7 +635,61 @@ pub(crate) async fn open_http(spec: &ServerSpec, handler: Handler) -> Result<Ope
         })?;
         custom.insert(n, v);
     }
-    config = config.custom_headers(custom);
+    open_url(url, custom, false, handler).await
+}
+
+/// Connects the app-endpoint transport (`spec/declarations.md` §7): the
+/// verified loopback endpoint read from the application's `server_json`,
+/// dialled by address (`localhost` is never resolved by name), with
+/// `Authorization: Bearer <token>` when the file carried a token.
+pub(crate) async fn open_app_endpoint(
+    endpoint: &crate::resolver::liveness::Endpoint,
+    handler: Handler,
+) -> Result<Opened, ConnectError> {
+    let url = format!("http://{}{}", endpoint.dial, endpoint.path);
+    let mut custom = std::collections::HashMap::new();
+    let token = endpoint.token.expose();
+    if !token.is_empty() {
+        let mut v = http::HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
+            ConnectError::AppNotRunning {
+                detail: "token is not header-safe".into(),
+            }
+        })?;
+        v.set_sensitive(true);
+        custom.insert(http::header::AUTHORIZATION, v);
+    }
+    open_url(&url, custom, true, handler).await
+}
+
+/// The streamable HTTP handshake to `url` with `headers`; a failed
+/// handshake is explained (refused port, refused credentials, legacy SSE).
+async fn open_url(
+    url: &str,
+    headers: std::collections::HashMap<http::HeaderName, http::HeaderValue>,
+    app_endpoint: bool,
+    handler: Handler,
+) -> Result<Opened, ConnectError> {
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+
+    let authority = http_authority(url).ok_or_else(|| ConnectError::InvalidUrl {
+        url: url.to_string(),
+    })?;
+    match tokio::net::TcpStream::connect(&authority).await {
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+            return Err(ConnectError::HttpRefused {
+                url: url.to_string(),
+            });
+        }
+        Err(e) => {
+            return Err(ConnectError::Http {
+                url: url.to_string(),
+                message: e.to_string(),
+            });
+        }
+    }
+    let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers.clone());
     let transport = StreamableHttpClientTransport::from_config(config);
     match handler.serve(transport).await {
         Ok(service) => {
@@ -568,15 +700,70 @@ pub(crate) async fn open_http(spec: &ServerSpec, handler: Handler) -> Result<Ope
                 child: None,
             })
         }
-        Err(e) => Err(ConnectError::Http {
-            url: url.clone(),
-            message: tidy_http_error(&e.to_string()),
-        }),
+        Err(e) => {
+            let raw = e.to_string();
+            for (code, status) in [
+                ("HTTP 401", "401 Unauthorized"),
+                ("HTTP 403", "403 Forbidden"),
+            ] {
+                if raw.contains(code) {
+                    return Err(ConnectError::HttpAuth {
+                        url: url.to_string(),
+                        status: status.to_string(),
+                        app_endpoint,
+                    });
+                }
+            }
+            if speaks_legacy_sse(url, &headers).await {
+                return Err(ConnectError::LegacySse {
+                    url: url.to_string(),
+                });
+            }
+            Err(ConnectError::Http {
+                url: url.to_string(),
+                message: tidy_http_error(&raw),
+            })
+        }
     }
 }
 
+/// How long the legacy SSE check waits for the response head.
+const SSE_PROBE_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// After a failed streamable HTTP handshake: does `url` answer a plain GET
+/// with an event stream? A streamable HTTP server opens a GET stream only
+/// inside a session (so it refuses a GET without one); a legacy HTTP+SSE
+/// server answers it with `text/event-stream` and its `endpoint` event.
+async fn speaks_legacy_sse(
+    url: &str,
+    headers: &std::collections::HashMap<http::HeaderName, http::HeaderValue>,
+) -> bool {
+    let Ok(client) = reqwest::Client::builder()
+        .timeout(SSE_PROBE_TIMEOUT)
+        .no_proxy()
+        .build()
+    else {
+        return false;
+    };
+    let mut req = client
+        .get(url)
+        .header(http::header::ACCEPT, "text/event-stream");
+    for (n, v) in headers {
+        req = req.header(n, v);
+    }
+    let Ok(resp) = req.send().await else {
+        return false;
+    };
+    resp.status().is_success()
+        && resp
+            .headers()
+            .get(http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.trim_start().starts_with("text/event-stream"))
+}
+
 /// Turns rmcp's HTTP handshake error into a sentence: internal type names
-/// dropped, a 401/403 explained.
+/// dropped.
 fn tidy_http_error(raw: &str) -> String {
     static TYPE_NAME: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(
@@ -584,22 +771,11 @@ fn tidy_http_error(raw: &str) -> String {
         )
         .expect("pattern")
     });
-    let text = TYPE_NAME
+    TYPE_NAME
         .replace_all(raw, "")
         .trim()
         .trim_end_matches(':')
-        .to_string();
-    for (code, what) in [
-        ("HTTP 401", "401 Unauthorized"),
-        ("HTTP 403", "403 Forbidden"),
-    ] {
-        if text.contains(code) {
-            return format!(
-                "the server refused the credentials (HTTP {what}); check this entry's `headers` (Authorization)"
-            );
-        }
-    }
-    text
+        .to_string()
 }
 
 /// After a connect timeout: the error, refined by what the child did (it may
