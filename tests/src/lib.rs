@@ -76,23 +76,32 @@ pub fn hostile_plugin(name: &str) -> PathBuf {
     built("hostile-plugins", &ONCE, "hostile-plugins").join(format!("{name}.wasm"))
 }
 
-/// The `wasmgate` binary of this build (`target/<profile>/wasmgate`, beside
-/// the test executable's `deps/` folder). `cargo test` at the workspace
-/// root builds it, since `wasmgate` is a default member.
-///
-/// # Panics
-/// When the binary is not there (the message says how to build it).
-pub fn wasmgate_bin() -> PathBuf {
+/// A binary of this workspace built beside the test executable
+/// (`target/<profile>/<name>`; the host and `git-mcp-server` are default
+/// members, so `cargo test` at the workspace root builds them). Panics with
+/// what to run when it is missing.
+pub fn sibling_bin(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("the test executable's path");
     let profile_dir = exe
         .parent()
         .and_then(Path::parent)
         .expect("target/<profile>/deps/<test>");
-    let bin = profile_dir.join(format!("wasmgate{}", std::env::consts::EXE_SUFFIX));
+    let bin = profile_dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
     assert!(
         bin.is_file(),
         "{} is missing: run the tests with `cargo xtask test` (or `cargo test` at the workspace root)",
         bin.display()
     );
     bin
+}
+
+/// The `wasmgate` binary under test; see [`sibling_bin`].
+pub fn wasmgate_bin() -> PathBuf {
+    sibling_bin("wasmgate")
+}
+
+/// The `git-mcp-server` binary (the MCP server of the example git plugin);
+/// see [`sibling_bin`].
+pub fn git_server_bin() -> PathBuf {
+    sibling_bin("git-mcp-server")
 }

@@ -9,25 +9,13 @@
 #![cfg(unix)]
 
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
-use wasmgate_conformance::{wasmgate_bin, workspace_root};
+use wasmgate_conformance::{git_server_bin, wasmgate_bin, workspace_root};
 
 /// The application's bearer token (an unusual shape: only a literal match finds it).
 const APP_TOKEN: &str = "deskTok-5c4b3a2918f7e6d5c4b3";
-
-/// `git-mcp-server`, built beside `wasmgate` (both are default members).
-fn git_server() -> PathBuf {
-    let bin =
-        wasmgate_bin().with_file_name(format!("git-mcp-server{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        bin.is_file(),
-        "{} is missing: build it with `cargo build -p git-mcp-server`",
-        bin.display()
-    );
-    bin
-}
 
 /// `wasmgate` with a clean environment for config and plugin defaults.
 fn wasmgate(home: &Path) -> Command {
@@ -81,7 +69,7 @@ fn wait_for_file(path: &Path) {
 #[test]
 fn status_shows_broken_gated_and_healthy_servers_while_the_healthy_ones_serve_calls() {
     let dir = tempfile::tempdir().unwrap();
-    let git = git_server();
+    let git = git_server_bin();
     // The application: our git MCP server on loopback HTTP, writing its
     // runtime file with URL and token like a desktop application does.
     let sj = dir.path().join("desk-server.json");
@@ -266,7 +254,7 @@ fn config_with_git(path: &Path, name: &str) {
         path,
         format!(
             "mcp_servers:\n  {name}:\n    command: \"{}\"\n",
-            git_server().display()
+            git_server_bin().display()
         ),
     )
     .unwrap();

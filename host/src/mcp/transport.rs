@@ -97,6 +97,14 @@ pub enum ConnectError {
         /// What went wrong.
         message: String,
     },
+    /// The TLS handshake with an `https://` server failed; most often its
+    /// certificate is not trusted by this machine's trust store.
+    Tls {
+        /// The configured URL.
+        url: String,
+        /// The TLS library's reason (e.g. "certificate verify failed").
+        detail: String,
+    },
     /// The `url` is not a valid http(s) URL.
     InvalidUrl {
         /// The configured URL.
@@ -143,6 +151,7 @@ impl ConnectError {
                 | ConnectError::InvalidUrl { .. }
                 | ConnectError::HttpAuth { .. }
                 | ConnectError::LegacySse { .. }
+                | ConnectError::Tls { .. }
                 | ConnectError::Timeout { .. }
         )
     }
@@ -174,6 +183,10 @@ impl ConnectError {
             ConnectError::Http { url, message } => ConnectError::Http {
                 url: r(url),
                 message: r(message),
+            },
+            ConnectError::Tls { url, detail } => ConnectError::Tls {
+                url: r(url),
+                detail: r(detail),
             },
             ConnectError::AppNotRunning { detail } => {
                 ConnectError::AppNotRunning { detail: r(detail) }
@@ -239,6 +252,10 @@ impl fmt::Display for ConnectError {
             ConnectError::InvalidUrl { url } => {
                 write!(f, "'{url}' is not a valid http:// or https:// URL")
             }
+            ConnectError::Tls { url, detail } => write!(
+                f,
+                "TLS with {url} failed ({detail}); if the server's certificate comes from a private CA, add the CA to this machine's trust store or point SSL_CERT_FILE at a PEM file that holds it"
+            ),
             ConnectError::HttpAuth {
                 url,
                 status,
@@ -702,6 +719,13 @@ async fn open_url(
         }
         Err(e) => {
             let raw = e.to_string();
+            let chain = error_chain(&e);
+            if let Some(detail) = tls_failure(&chain) {
+                return Err(ConnectError::Tls {
+                    url: url.to_string(),
+                    detail,
+                });
+            }
             for (code, status) in [
                 ("HTTP 401", "401 Unauthorized"),
                 ("HTTP 403", "403 Forbidden"),
@@ -721,10 +745,61 @@ async fn open_url(
             }
             Err(ConnectError::Http {
                 url: url.to_string(),
-                message: tidy_http_error(&raw),
+                message: tidy_http_error(&chain),
             })
         }
     }
+}
+
+/// An error and its sources, `outer: inner: …`; a source whose text the
+/// previous one already shows is left out (rmcp and reqwest repeat theirs).
+/// rmcp names neither the transport error of a failed initialize nor the
+/// reqwest error inside `StreamableHttpError::Client` as a source, so the
+/// walk steps into both explicitly: that is where a TLS or DNS reason is.
+fn error_chain(e: &rmcp::service::ClientInitializeError) -> String {
+    use rmcp::service::ClientInitializeError;
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    let mut out = e.to_string();
+    let mut next: Option<&(dyn std::error::Error + 'static)> = match e {
+        ClientInitializeError::TransportError { error, .. } => Some(error),
+        other => std::error::Error::source(other),
+    };
+    while let Some(s) = next {
+        let text = s.to_string();
+        if !text.is_empty() && !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        next = match s.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+            Some(StreamableHttpError::Client(inner)) => Some(inner as &dyn std::error::Error),
+            _ => s.source(),
+        };
+    }
+    out
+}
+
+/// The TLS reason in an error chain, when the failure was the TLS
+/// handshake: OpenSSL's "certificate verify failed" with its X.509 reason,
+/// or the words Secure Transport, SChannel and OpenSSL use for the others.
+fn tls_failure(chain: &str) -> Option<String> {
+    static X509_REASON: std::sync::LazyLock<regex::Regex> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r"\(([^()]+)\)\s*$").expect("pattern"));
+    static OTHER: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"(?i)(self[- ]signed certificate[^:;)]*|certificate has expired|hostname mismatch|certificate is not trusted|invalid peer certificate[^:;)]*|the certificate chain was issued by an authority that is not trusted|the target principal name is incorrect|wrong version number|tlsv1 alert [a-z ]+|ssl handshake failure|handshake failure)",
+        )
+        .expect("pattern")
+    });
+    if chain
+        .to_ascii_lowercase()
+        .contains("certificate verify failed")
+    {
+        return Some(match X509_REASON.captures(chain) {
+            Some(c) => format!("certificate verify failed: {}", c[1].trim()),
+            None => "certificate verify failed".to_string(),
+        });
+    }
+    OTHER.find(chain).map(|m| m.as_str().trim().to_string())
 }
 
 /// How long the legacy SSE check waits for the response head.
@@ -812,6 +887,28 @@ pub(crate) async fn timeout_error(spec: &ServerSpec, child: Option<ChildParts>) 
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn tls_failures_are_named_with_their_reason() {
+        let openssl = "failed: Client error: error sending request for url (https://127.0.0.1:1/mcp): client error (Connect): error:0A000086:SSL routines:tls_post_process_server_certificate:certificate verify failed:../ssl/statem/statem_clnt.c:1889: (unable to get local issuer certificate)";
+        assert_eq!(
+            tls_failure(openssl).as_deref(),
+            Some("certificate verify failed: unable to get local issuer certificate")
+        );
+        let plain_http = "client error (Connect): error:0A00010B:SSL routines:ssl3_get_record:wrong version number";
+        assert_eq!(
+            tls_failure(plain_http).as_deref(),
+            Some("wrong version number")
+        );
+        let schannel = "client error (Connect): The certificate chain was issued by an authority that is not trusted. (os error -2146762487)";
+        assert!(tls_failure(schannel).is_some());
+        // Not TLS: a refused connection or a DNS failure.
+        assert_eq!(
+            tls_failure("failed to lookup address information: Name or service not known"),
+            None
+        );
+        assert_eq!(tls_failure("connection refused"), None);
+    }
     use super::*;
 
     #[test]

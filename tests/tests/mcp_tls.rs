@@ -1,0 +1,146 @@
+//! HTTPS to an MCP server: streamable HTTP behind TLS (the official Python
+//! SDK's FastMCP app under uvicorn, `tests/python/tls_server.py`), through
+//! the real `wasmgate` binary. Remote servers in the seed's examples are
+//! `https://` URLs, so the client must speak TLS and verify certificates
+//! against the system's trust store (`SSL_CERT_FILE` adds a CA, as for any
+//! OpenSSL program): trusted → tools listed and called; not trusted → the
+//! server is `failed` with an error naming the certificate, and the other
+//! server in the same config still connects.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+use wasmgate_conformance::{git_server_bin, wasmgate_bin, workspace_root};
+
+struct Server {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts the TLS server; its CA certificate is written to `ca`.
+fn tls_server(ca: &Path) -> Server {
+    let mut child = Command::new("python3")
+        .arg(workspace_root().join("tests/python/tls_server.py"))
+        .arg(ca)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("python3 with the `mcp` package (installed by .ci/run) runs the TLS server");
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Some(p) = line.strip_prefix("PORT ") {
+                let _ = tx.send(p.trim().parse::<u16>().unwrap());
+            }
+        }
+    });
+    let port = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the TLS server printed its port");
+    Server { child, port }
+}
+
+fn wasmgate(dir: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(wasmgate_bin());
+    c.args(args)
+        .args(["--json", "--config"])
+        .arg(dir.join("config.yaml"))
+        .arg("--plugins")
+        .arg(dir.join("no-plugins"))
+        .env_remove("WASMGATE_PLUGINS")
+        .env_remove("WASMGATE_CONFIG")
+        .env_remove("SSL_CERT_FILE")
+        .env_remove("SSL_CERT_DIR")
+        .env("WASMGATE_CACHE", "")
+        .stdin(Stdio::null());
+    c
+}
+
+fn json_of(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}):\nstdout: {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+fn server<'a>(status: &'a Value, name: &str) -> &'a Value {
+    status["servers"]
+        .as_array()
+        .expect("servers array")
+        .iter()
+        .find(|s| s["name"] == name)
+        .unwrap_or_else(|| panic!("no server {name} in {status:#}"))
+}
+
+#[test]
+fn https_servers_are_verified_against_the_trust_store() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("no-plugins")).unwrap();
+    let ca = dir.path().join("ca.pem");
+    let tls = tls_server(&ca);
+    std::fs::write(
+        dir.path().join("config.yaml"),
+        format!(
+            "mcp_servers:\n  secure:\n    url: https://127.0.0.1:{port}/mcp\n    connect_timeout: 30\n  local:\n    command: {git}\n",
+            port = tls.port,
+            git = git_server_bin().display()
+        ),
+    )
+    .unwrap();
+
+    // Trusted: the CA is added the way any OpenSSL program takes one.
+    let out = wasmgate(dir.path(), &["status"])
+        .env("SSL_CERT_FILE", &ca)
+        .output()
+        .unwrap();
+    let st = json_of(&out);
+    let secure = server(&st, "secure");
+    assert_eq!(secure["connection"], "connected", "{secure:#}");
+    assert_eq!(secure["tools"], serde_json::json!(["mcp_secure_echo"]));
+    let out = wasmgate(
+        dir.path(),
+        &[
+            "call",
+            "mcp_secure_echo",
+            "--args",
+            r#"{"text": "over TLS"}"#,
+        ],
+    )
+    .env("SSL_CERT_FILE", &ca)
+    .output()
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("secure echo: over TLS"), "{text}");
+
+    // Not trusted: a clear failure for that server only.
+    let out = wasmgate(dir.path(), &["status"]).output().unwrap();
+    let st = json_of(&out);
+    let secure = server(&st, "secure");
+    assert_eq!(secure["connection"], "failed", "{secure:#}");
+    let e = secure["last_error"].as_str().unwrap();
+    assert!(
+        e.contains("failed to connect to MCP server 'secure'") && e.contains("certificate"),
+        "{e}"
+    );
+    assert_eq!(server(&st, "local")["connection"], "connected", "{st:#}");
+}
