@@ -327,3 +327,57 @@ fn without_config_the_user_config_dir_file_is_used() {
     let st = json_of(&out);
     assert_eq!(server(&st, "from-home")["connection"], "connected");
 }
+
+#[test]
+fn a_named_path_that_does_not_exist_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path();
+    let cases: [(&[&str], Option<&str>, &str); 5] = [
+        (
+            &["status", "--plugins", "/no/such/plugins"],
+            None,
+            "--plugins /no/such/plugins: no such folder or file",
+        ),
+        (
+            &["tools", "--config", "/no/such/config.yaml"],
+            None,
+            "--config /no/such/config.yaml: no such file",
+        ),
+        (
+            &["call", "mcp_x_y", "--config", "/tmp"],
+            None,
+            "--config /tmp: is a folder, not a YAML file",
+        ),
+        (
+            &["skills"],
+            Some("/no/such/env-config.yaml"),
+            "$WASMGATE_CONFIG /no/such/env-config.yaml: no such file",
+        ),
+        (
+            &["serve", "--config", "/no/such/config.yaml"],
+            None,
+            "--config /no/such/config.yaml: no such file",
+        ),
+    ];
+    for (args, env_config, want) in cases {
+        let mut c = wasmgate(home);
+        c.args(args).stdin(Stdio::null());
+        if let Some(v) = env_config {
+            c.env("WASMGATE_CONFIG", v);
+        }
+        let out = c.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    // The defaults under the user config dir are optional: absent, status
+    // runs (exit 0) with nothing loaded.
+    let out = wasmgate(home).args(["status", "--json"]).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -108,6 +108,14 @@ fn run(cli: Cli) -> u8 {
     } else {
         cli.plugins.clone()
     };
+    if !matches!(
+        cli.command,
+        Command::Check { .. } | Command::Availability { .. }
+    ) && let Some(problem) = missing_named_path(&cli)
+    {
+        eprintln!("wasmgate: {problem}");
+        return 2;
+    }
     let options = || {
         let mut o = HostOptions::new();
         o.plugin_dirs = plugin_dirs.clone();
@@ -213,6 +221,35 @@ fn user_config_dir() -> Option<PathBuf> {
     etcetera::choose_base_strategy()
         .ok()
         .map(|s| s.config_dir())
+}
+
+/// A path the user named (`--plugins`, `--config`, `$WASMGATE_CONFIG`) that
+/// does not exist: a usage error (exit 2) rather than a host with nothing in
+/// it, since a typo would otherwise look like "no MCP servers configured".
+/// Defaults under the user config dir are used only when present, so they
+/// are not checked here.
+fn missing_named_path(cli: &Cli) -> Option<String> {
+    for p in &cli.plugins {
+        if !p.exists() {
+            return Some(format!("--plugins {}: no such folder or file", p.display()));
+        }
+    }
+    let (config, flag) = match &cli.config {
+        Some(c) => (c.clone(), "--config"),
+        None => (
+            std::env::var_os("WASMGATE_CONFIG")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)?,
+            "$WASMGATE_CONFIG",
+        ),
+    };
+    (!config.is_file()).then(|| {
+        if config.is_dir() {
+            format!("{flag} {}: is a folder, not a YAML file", config.display())
+        } else {
+            format!("{flag} {}: no such file", config.display())
+        }
+    })
 }
 
 /// `--config` default: `$WASMGATE_CONFIG` when set and not empty (a missing
