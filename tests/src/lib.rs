@@ -105,3 +105,87 @@ pub fn wasmgate_bin() -> PathBuf {
 pub fn git_server_bin() -> PathBuf {
     sibling_bin("git-mcp-server")
 }
+
+/// A `wasmgate serve --http 127.0.0.1:0` process of a test; ended with
+/// SIGTERM on drop (killed after 10 s), so its server children are ended too.
+pub struct ServedHttp {
+    /// The gateway process.
+    pub child: std::process::Child,
+    /// The MCP endpoint it printed, `http://127.0.0.1:PORT/mcp`.
+    pub url: String,
+}
+
+impl Drop for ServedHttp {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .arg(self.child.id().to_string())
+            .status();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while std::time::Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `wasmgate serve --http 127.0.0.1:0 --refresh-seconds 0` with
+/// `args` added (plugins, config, token file) and `$WASMGATE_PLUGINS` /
+/// `$WASMGATE_TOKEN` removed; waits (up to 120 s) for the address it prints
+/// on stderr. Its stderr lines are echoed with a `[wasmgate]` prefix.
+/// `configure` may add environment variables.
+pub fn serve_http(args: &[&std::ffi::OsStr], configure: impl FnOnce(&mut Command)) -> ServedHttp {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let mut cmd = Command::new(wasmgate_bin());
+    cmd.args(["serve", "--http", "127.0.0.1:0", "--refresh-seconds", "0"])
+        .args(args)
+        .env_remove("WASMGATE_PLUGINS")
+        .env_remove("WASMGATE_TOKEN")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    configure(&mut cmd);
+    let mut child = cmd.spawn().expect("spawn wasmgate serve --http");
+    let stderr = child.stderr.take().expect("piped stderr");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut sent = false;
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            eprintln!("[wasmgate] {line}");
+            if !sent && let Some(url) = line.strip_prefix("wasmgate serve: listening on ") {
+                let _ = tx.send(url.trim().to_owned());
+                sent = true;
+            }
+        }
+    });
+    let url = rx
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .expect("wasmgate serve --http printed its address");
+    ServedHttp { child, url }
+}
+
+/// A command's stdout as JSON; panics with both streams when it is not.
+pub fn stdout_json(out: &std::process::Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}):\nstdout: {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+/// The entry named `name` in `wasmgate status --json`'s `servers` array;
+/// panics with the whole status when there is none.
+pub fn status_server<'a>(status: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    status["servers"]
+        .as_array()
+        .expect("servers array")
+        .iter()
+        .find(|s| s["name"] == name)
+        .unwrap_or_else(|| panic!("server {name} in status: {status:#}"))
+}

@@ -15,11 +15,10 @@
 //! itself (so it runs with `build/` as its current directory).
 
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use wasmgate_conformance::{plugins_dir, wasmgate_bin, workspace_root};
+use wasmgate_conformance::{ServedHttp, plugins_dir, wasmgate_bin, workspace_root};
 
 fn interop_dir() -> PathBuf {
     std::env::var_os("WASMGATE_INTEROP_DIR")
@@ -203,59 +202,16 @@ fn inspector_cli_lists_and_calls_through_serve_over_stdio() {
     check_call(&json_of(ok, &out, &err));
 }
 
-/// `wasmgate serve --http` on a free loopback port; killed on drop.
-struct Served {
-    child: std::process::Child,
-    url: String,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = Command::new("kill")
-            .arg(self.child.id().to_string())
-            .status();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn serve_http(w: &World, token_file: &Path) -> Served {
-    let mut child = Command::new(wasmgate_bin())
-        .args(["serve", "--http", "127.0.0.1:0", "--refresh-seconds", "0"])
-        .arg("--token-file")
-        .arg(token_file)
-        .arg("--plugins")
-        .arg(&w.plugins)
-        .env_remove("WASMGATE_PLUGINS")
-        .env_remove("WASMGATE_TOKEN")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn wasmgate serve --http");
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut sent = false;
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            eprintln!("[wasmgate] {line}");
-            if !sent && let Some(url) = line.strip_prefix("wasmgate serve: listening on ") {
-                let _ = tx.send(url.trim().to_owned());
-                sent = true;
-            }
-        }
-    });
-    let url = rx
-        .recv_timeout(Duration::from_secs(120))
-        .expect("wasmgate serve --http printed its address");
-    Served { child, url }
+fn serve_http(w: &World, token_file: &Path) -> ServedHttp {
+    wasmgate_conformance::serve_http(
+        &[
+            "--token-file".as_ref(),
+            token_file.as_os_str(),
+            "--plugins".as_ref(),
+            w.plugins.as_os_str(),
+        ],
+        |_| {},
+    )
 }
 
 #[test]

@@ -9,11 +9,10 @@
 #![cfg(target_os = "linux")]
 
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
-use wasmgate_conformance::{plugins_dir, wasmgate_bin, workspace_root};
+
+use wasmgate_conformance::{ServedHttp, plugins_dir, wasmgate_bin, workspace_root};
 
 /// The temporary world of one scenario.
 struct World {
@@ -301,62 +300,22 @@ fn gateway_stdio_python_sdk_lists_calls_and_follows_an_application_appearing() {
     check_live(&r);
 }
 
-/// The gateway process of an HTTP test; killed (SIGTERM) on drop.
-struct Served {
-    child: std::process::Child,
-    url: String,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = Command::new("kill")
-            .arg(self.child.id().to_string())
-            .status();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn serve_http(w: &World, token_file: &Path) -> Served {
-    let mut child = Command::new(wasmgate_bin())
-        .args(["serve", "--http", "127.0.0.1:0", "--refresh-seconds", "0"])
-        .arg("--token-file")
-        .arg(token_file)
-        .arg("--plugins")
-        .arg(plugins_dir())
-        .arg("--plugins")
-        .arg(&w.plugins)
-        .env("PATH", path_with(&w.bin))
-        .env_remove("WASMGATE_PLUGINS")
-        .env_remove("WASMGATE_TOKEN")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn wasmgate serve --http");
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut sent = false;
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            eprintln!("[wasmgate] {line}");
-            if !sent && let Some(url) = line.strip_prefix("wasmgate serve: listening on ") {
-                let _ = tx.send(url.trim().to_owned());
-                sent = true;
-            }
-        }
-    });
-    let url = rx
-        .recv_timeout(Duration::from_secs(120))
-        .expect("wasmgate serve --http printed its address");
-    Served { child, url }
+fn serve_http(w: &World, token_file: &Path) -> ServedHttp {
+    let plugins = plugins_dir();
+    let path = path_with(&w.bin);
+    wasmgate_conformance::serve_http(
+        &[
+            "--token-file".as_ref(),
+            token_file.as_os_str(),
+            "--plugins".as_ref(),
+            plugins.as_os_str(),
+            "--plugins".as_ref(),
+            w.plugins.as_os_str(),
+        ],
+        |c| {
+            c.env("PATH", path);
+        },
+    )
 }
 
 #[test]

@@ -12,11 +12,10 @@
 //! [other-model]`, so its request is refused before any client sees it).
 
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
-use wasmgate_conformance::{wasmgate_bin, workspace_root};
+use std::process::Command;
+
+use wasmgate_conformance::{ServedHttp, wasmgate_bin, workspace_root};
 
 fn python_ok() {
     let check = Command::new("python3")
@@ -158,61 +157,18 @@ fn gateway_without_a_sampling_client_gives_the_server_a_clear_error() {
     assert_eq!(r["sampling_requests"], serde_json::json!([]), "{r:#}");
 }
 
-/// `wasmgate serve --http` on a free loopback port; killed on drop.
-struct Served {
-    child: std::process::Child,
-    url: String,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = Command::new("kill")
-            .arg(self.child.id().to_string())
-            .status();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn serve_http(cfg: &Path, plugins: &Path, token_file: &Path) -> Served {
-    let mut child = Command::new(wasmgate_bin())
-        .args(["serve", "--http", "127.0.0.1:0", "--refresh-seconds", "0"])
-        .arg("--token-file")
-        .arg(token_file)
-        .arg("--config")
-        .arg(cfg)
-        .arg("--plugins")
-        .arg(plugins)
-        .env_remove("WASMGATE_PLUGINS")
-        .env_remove("WASMGATE_TOKEN")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn wasmgate serve --http");
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut sent = false;
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            eprintln!("[wasmgate] {line}");
-            if !sent && let Some(url) = line.strip_prefix("wasmgate serve: listening on ") {
-                let _ = tx.send(url.trim().to_owned());
-                sent = true;
-            }
-        }
-    });
-    let url = rx
-        .recv_timeout(Duration::from_secs(120))
-        .expect("wasmgate serve --http printed its address");
-    Served { child, url }
+fn serve_http(cfg: &Path, plugins: &Path, token_file: &Path) -> ServedHttp {
+    wasmgate_conformance::serve_http(
+        &[
+            "--token-file".as_ref(),
+            token_file.as_os_str(),
+            "--config".as_ref(),
+            cfg.as_os_str(),
+            "--plugins".as_ref(),
+            plugins.as_os_str(),
+        ],
+        |_| {},
+    )
 }
 
 #[test]

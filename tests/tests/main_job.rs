@@ -5,7 +5,7 @@
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use wasmgate_conformance::{plugins_dir, wasmgate_bin, workspace_root};
+use wasmgate_conformance::{plugins_dir, status_server, stdout_json, wasmgate_bin, workspace_root};
 
 fn wasmgate(args: &[&str]) -> Output {
     Command::new(wasmgate_bin())
@@ -16,31 +16,12 @@ fn wasmgate(args: &[&str]) -> Output {
         .expect("run wasmgate")
 }
 
-fn stdout_json(out: &Output) -> Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}):\nstdout: {}\nstderr: {}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
-}
-
 fn which_git() -> PathBuf {
     let path = std::env::var_os("PATH").expect("PATH is set");
     std::env::split_paths(&path)
         .map(|d| d.join("git"))
         .find(|p| p.is_file())
         .expect("git is on PATH on this machine")
-}
-
-fn server<'a>(status: &'a Value, name: &str) -> &'a Value {
-    status["servers"]
-        .as_array()
-        .expect("servers array")
-        .iter()
-        .find(|s| s["name"] == name)
-        .unwrap_or_else(|| panic!("server {name} in status: {status:#}"))
 }
 
 #[test]
@@ -54,7 +35,7 @@ fn status_reports_each_example_plugin_as_this_machine_allows() {
     );
     let st = stdout_json(&out);
 
-    let git = server(&st, "git");
+    let git = status_server(&st, "git");
     assert_eq!(git["availability"]["state"], "available", "{git:#}");
     assert_eq!(
         git["availability"]["path"],
@@ -73,7 +54,7 @@ fn status_reports_each_example_plugin_as_this_machine_allows() {
         "{tools:?}"
     );
 
-    let blender = server(&st, "blender");
+    let blender = status_server(&st, "blender");
     assert_eq!(
         blender["availability"]["state"], "missing_app",
         "{blender:#}"

@@ -8,11 +8,12 @@
 
 #![cfg(unix)]
 
-use serde_json::Value;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
-use wasmgate_conformance::{git_server_bin, wasmgate_bin, workspace_root};
+use wasmgate_conformance::{
+    git_server_bin, status_server, stdout_json, wasmgate_bin, workspace_root,
+};
 
 /// The application's bearer token (an unusual shape: only a literal match finds it).
 const APP_TOKEN: &str = "deskTok-5c4b3a2918f7e6d5c4b3";
@@ -27,25 +28,6 @@ fn wasmgate(home: &Path) -> Command {
         .env("XDG_CONFIG_HOME", home.join("xdg"))
         .env("WASMGATE_CACHE", "");
     c
-}
-
-fn json_of(out: &Output) -> Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}):\nstdout: {}\nstderr: {}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
-}
-
-fn server<'a>(status: &'a Value, name: &str) -> &'a Value {
-    status["servers"]
-        .as_array()
-        .expect("servers array")
-        .iter()
-        .find(|s| s["name"] == name)
-        .unwrap_or_else(|| panic!("server {name} in status: {status:#}"))
 }
 
 /// A child process killed when the test ends.
@@ -167,9 +149,9 @@ fn status_shows_broken_gated_and_healthy_servers_while_the_healthy_ones_serve_ca
         "{}",
         String::from_utf8_lossy(&status_out.stderr)
     );
-    let st = json_of(&status_out);
+    let st = stdout_json(&status_out);
 
-    let broken = server(&st, "broken");
+    let broken = status_server(&st, "broken");
     assert_eq!(broken["connection"], "failed", "{broken:#}");
     let e = broken["last_error"].as_str().unwrap();
     assert!(
@@ -178,7 +160,7 @@ fn status_shows_broken_gated_and_healthy_servers_while_the_healthy_ones_serve_ca
     );
     assert_eq!(broken["tools"], serde_json::json!([]));
 
-    let gated = server(&st, "gated");
+    let gated = status_server(&st, "gated");
     assert_eq!(gated["connection"], "gated", "{gated:#}");
     assert_eq!(gated["availability"]["state"], "missing_app", "{gated:#}");
     assert_eq!(gated["availability"]["offerable"], false);
@@ -188,7 +170,7 @@ fn status_shows_broken_gated_and_healthy_servers_while_the_healthy_ones_serve_ca
         ("healthy-one", "stdio", "mcp_healthy_one_status"),
         ("healthy-two", "app_endpoint", "mcp_healthy_two_log"),
     ] {
-        let s = server(&st, name);
+        let s = status_server(&st, name);
         assert_eq!(s["connection"], "connected", "{s:#}");
         assert_eq!(s["transport"], transport, "{s:#}");
         assert!(s["last_error"].is_null(), "{s:#}");
@@ -202,7 +184,7 @@ fn status_shows_broken_gated_and_healthy_servers_while_the_healthy_ones_serve_ca
         assert!(tools.contains(&tool), "{s:#}");
     }
     assert_eq!(
-        server(&st, "healthy-two")["availability"]["state"],
+        status_server(&st, "healthy-two")["availability"]["state"],
         "available"
     );
 
@@ -213,10 +195,10 @@ fn status_shows_broken_gated_and_healthy_servers_while_the_healthy_ones_serve_ca
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
-        let r = json_of(out);
+        let r = stdout_json(out);
         assert_eq!(r["is_error"], false, "{r:#}");
     }
-    let status_call = json_of(&call_outs[0]);
+    let status_call = stdout_json(&call_outs[0]);
     assert!(
         status_call["content"][0]["text"]
             .as_str()
@@ -224,7 +206,7 @@ fn status_shows_broken_gated_and_healthy_servers_while_the_healthy_ones_serve_ca
             .starts_with("## "),
         "{status_call:#}"
     );
-    let log_call = json_of(&call_outs[1]);
+    let log_call = stdout_json(&call_outs[1]);
     assert_eq!(
         log_call["structured_content"]["commits"]
             .as_array()
@@ -272,7 +254,7 @@ fn server_names(home: &Path, extra_env: Option<(&str, &Path)>) -> Vec<String> {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let st = json_of(&out);
+    let st = stdout_json(&out);
     st["servers"]
         .as_array()
         .unwrap()
@@ -324,8 +306,8 @@ fn without_config_the_user_config_dir_file_is_used() {
         .args(["status", "--json"])
         .output()
         .unwrap();
-    let st = json_of(&out);
-    assert_eq!(server(&st, "from-home")["connection"], "connected");
+    let st = stdout_json(&out);
+    assert_eq!(status_server(&st, "from-home")["connection"], "connected");
 }
 
 #[test]

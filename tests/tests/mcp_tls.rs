@@ -9,11 +9,12 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use serde_json::Value;
-use wasmgate_conformance::{git_server_bin, wasmgate_bin, workspace_root};
+use wasmgate_conformance::{
+    git_server_bin, status_server, stdout_json, wasmgate_bin, workspace_root,
+};
 
 struct Server {
     child: Child,
@@ -68,25 +69,6 @@ fn wasmgate(dir: &Path, args: &[&str]) -> Command {
     c
 }
 
-fn json_of(out: &Output) -> Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}):\nstdout: {}\nstderr: {}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
-}
-
-fn server<'a>(status: &'a Value, name: &str) -> &'a Value {
-    status["servers"]
-        .as_array()
-        .expect("servers array")
-        .iter()
-        .find(|s| s["name"] == name)
-        .unwrap_or_else(|| panic!("no server {name} in {status:#}"))
-}
-
 #[test]
 fn https_servers_are_verified_against_the_trust_store() {
     let dir = tempfile::tempdir().unwrap();
@@ -108,8 +90,8 @@ fn https_servers_are_verified_against_the_trust_store() {
         .env("SSL_CERT_FILE", &ca)
         .output()
         .unwrap();
-    let st = json_of(&out);
-    let secure = server(&st, "secure");
+    let st = stdout_json(&out);
+    let secure = status_server(&st, "secure");
     assert_eq!(secure["connection"], "connected", "{secure:#}");
     assert_eq!(secure["tools"], serde_json::json!(["mcp_secure_echo"]));
     let out = wasmgate(
@@ -134,13 +116,17 @@ fn https_servers_are_verified_against_the_trust_store() {
 
     // Not trusted: a clear failure for that server only.
     let out = wasmgate(dir.path(), &["status"]).output().unwrap();
-    let st = json_of(&out);
-    let secure = server(&st, "secure");
+    let st = stdout_json(&out);
+    let secure = status_server(&st, "secure");
     assert_eq!(secure["connection"], "failed", "{secure:#}");
     let e = secure["last_error"].as_str().unwrap();
     assert!(
         e.contains("failed to connect to MCP server 'secure'") && e.contains("certificate"),
         "{e}"
     );
-    assert_eq!(server(&st, "local")["connection"], "connected", "{st:#}");
+    assert_eq!(
+        status_server(&st, "local")["connection"],
+        "connected",
+        "{st:#}"
+    );
 }
