@@ -65,9 +65,9 @@ pub struct PluginRecord {
     pub name: String,
     /// Plugin version.
     pub version: String,
-    /// The `.wasm` component or `plugin.yaml` it came from.
+    /// The `.wasm` component, `plugin.yaml` or `plugin.json` it came from.
     pub file: PathBuf,
-    /// `component` or `yaml`.
+    /// `component`, `yaml` or `json` (the Hermes `plugin.json` envelope).
     pub kind: &'static str,
     /// Its servers' names, in manifest order (valid ones only).
     pub servers: Vec<String>,
@@ -200,7 +200,7 @@ impl Host {
             config_servers = r.servers;
         }
 
-        let (wasm_dirs, yaml_files) = scan_plugin_dirs(&options.plugin_dirs, &mut problems);
+        let (wasm_dirs, manifest_files) = scan_plugin_dirs(&options.plugin_dirs, &mut problems);
         let mut components = None;
         if wasm_dirs_have_components(&wasm_dirs) {
             let sandbox = HostConfig {
@@ -233,12 +233,17 @@ impl Host {
             }
             components = Some(probe::Components::new(plugin_host, accepted));
         }
-        for file in yaml_files {
-            let r = manifest::load_plugin_yaml(&file);
+        for file in manifest_files {
+            let is_json = file.extension().is_some_and(|x| x == "json");
+            let r = if is_json {
+                manifest::load_plugin_json(&file)
+            } else {
+                manifest::load_plugin_yaml(&file)
+            };
             accept(
                 r,
                 &file,
-                "yaml",
+                if is_json { "json" } else { "yaml" },
                 &mut plugins,
                 &mut plugin_servers,
                 &mut skill_sources,
@@ -475,6 +480,7 @@ impl Host {
             servers,
             skills: self.skills.clone(),
             problems: self.problems.clone(),
+            warnings: self.warnings.clone(),
         }
     }
 
@@ -499,6 +505,9 @@ pub struct HostStatus {
     pub skills: Vec<SkillRecord>,
     /// Load problems (`<where>: <field path> …`).
     pub problems: Vec<String>,
+    /// Load warnings: an unset `${VAR}` in `env` or `headers` (spec §1),
+    /// probe notes (`<where>: <field path> …`).
+    pub warnings: Vec<String>,
 }
 
 /// One server in [`HostStatus`].
@@ -668,8 +677,7 @@ fn scan_plugin_dirs(dirs: &[PathBuf], problems: &mut Vec<String>) -> (Vec<PathBu
             continue;
         }
         wasm_dirs.push(dir.clone());
-        let direct = dir.join("plugin.yaml");
-        if direct.is_file() {
+        if let Some(direct) = manifest_file(dir) {
             yaml.push(direct);
         }
         let Ok(rd) = std::fs::read_dir(dir) else {
@@ -681,15 +689,26 @@ fn scan_plugin_dirs(dirs: &[PathBuf], problems: &mut Vec<String>) -> (Vec<PathBu
             .collect();
         subs.sort();
         for sub in subs {
-            let y = sub.join("plugin.yaml");
             // A folder with a component is a component plugin; its
             // plugin.yaml (if any) is documentation, not a second plugin.
-            if y.is_file() && !has_wasm(&sub) {
-                yaml.push(y);
+            if !has_wasm(&sub)
+                && let Some(m) = manifest_file(&sub)
+            {
+                yaml.push(m);
             }
         }
     }
     (wasm_dirs, yaml)
+}
+
+/// The manifest of a plugin folder: `plugin.yaml`, else a Hermes
+/// `plugin.json` (`spec/declarations.md` §2a; the three sources share one
+/// validator).
+fn manifest_file(dir: &Path) -> Option<PathBuf> {
+    ["plugin.yaml", "plugin.json"]
+        .into_iter()
+        .map(|n| dir.join(n))
+        .find(|p| p.is_file())
 }
 
 fn has_wasm(dir: &Path) -> bool {

@@ -69,6 +69,34 @@ async fn command_not_found_on_path() {
 }
 
 #[tokio::test]
+async fn a_command_path_that_names_no_program_says_what_is_wrong() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = dir.path().join("plain.txt");
+    std::fs::write(&plain, "not a program").unwrap();
+    let cases = [
+        ("missing", dir.path().join("no-such-bin"), "does not exist"),
+        (
+            "folder",
+            dir.path().to_path_buf(),
+            "is a folder, not a program",
+        ),
+        ("plain", plain, "is not executable"),
+    ];
+    let specs: Vec<ServerSpec> = cases
+        .iter()
+        .map(|(name, path, _)| stdio(name, path.to_str().unwrap(), &[]))
+        .collect();
+    let client = McpClient::new();
+    client.connect_all(&specs, |_| true).await;
+    for (name, path, want) in &cases {
+        let e = error_of(&client, name);
+        assert!(e.contains(want), "{name}: {e}");
+        assert!(e.contains(path.to_str().unwrap()), "{name}: {e}");
+        assert!(!e.contains("not found on PATH"), "{name}: {e}");
+    }
+}
+
+#[tokio::test]
 async fn server_exiting_at_start_reports_status_and_stderr() {
     let client = McpClient::new();
     let s = with_env(

@@ -374,7 +374,21 @@ fn serve_refuses_a_non_loopback_address_and_a_token_on_nothing() {
         .stdin(Stdio::null())
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2), "a usage error");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("token is empty"), "{err}");
+    // A token no client could send (a second line) is refused at start.
+    std::fs::write(&empty, "tok\nsecond\n").unwrap();
+    let out = Command::new(wasmgate_bin())
+        .args(["serve", "--http", "127.0.0.1:0", "--token-file"])
+        .arg(&empty)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("a line break") && !err.contains("second"),
+        "{err}"
+    );
 }

@@ -139,3 +139,47 @@ skills:
     );
     host.shutdown().await;
 }
+
+/// A plugin folder holding a Hermes `plugin.json` (servers under
+/// `mcpServers`) is loaded like a `plugin.yaml` one, and a broken
+/// `plugin.json` is reported, not skipped.
+#[tokio::test(flavor = "multi_thread")]
+async fn plugin_json_folders_are_loaded_and_a_broken_one_is_reported() {
+    let server = git_server();
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join("hermes/plugin.json"),
+        &serde_json::json!({
+            "name": "hermes",
+            "version": "1.0.0",
+            "mcpServers": { "hj": { "command": server } }
+        })
+        .to_string(),
+    );
+    write(&dir.path().join("broken/plugin.json"), "{\"name\": ");
+    let mut options = HostOptions::new();
+    options.plugin_dirs = vec![dir.path().to_path_buf()];
+    let host = Host::load(options).expect("host loads");
+
+    let plugin = host
+        .plugins()
+        .iter()
+        .find(|p| p.name == "hermes")
+        .expect("the plugin.json plugin is loaded");
+    assert_eq!(plugin.kind, "json");
+    assert_eq!(plugin.servers, vec!["hj"]);
+    let problems = host.problems();
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("broken/plugin.json") && p.contains("is not valid JSON")),
+        "{problems:?}"
+    );
+    host.discover().await;
+    assert!(
+        host.offered_tools().iter().any(|t| t.name == "mcp_hj_log"),
+        "{:?}",
+        host.offered_tools()
+    );
+    host.shutdown().await;
+}

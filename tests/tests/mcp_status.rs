@@ -314,7 +314,12 @@ fn without_config_the_user_config_dir_file_is_used() {
 fn a_named_path_that_does_not_exist_is_a_usage_error() {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path();
-    let cases: [(&[&str], Option<&str>, &str); 5] = [
+    let cases: [(&[&str], Option<&str>, &str); 6] = [
+        (
+            &["status", "--plugins", "/etc/hostname"],
+            None,
+            "--plugins /etc/hostname: is a file; --plugins takes a folder of plugins (here: --plugins /etc)",
+        ),
         (
             &["status", "--plugins", "/no/such/plugins"],
             None,
@@ -361,5 +366,44 @@ fn a_named_path_that_does_not_exist_is_a_usage_error() {
         Some(0),
         "{}",
         String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn status_shows_load_warnings_such_as_an_unset_variable() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("config.yaml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "mcp_servers:\n  s:\n    command: {}\n    env: {{FOO: \"${{WASMGATE_TEST_UNSET_VAR}}\"}}\n",
+            git_server_bin().display()
+        ),
+    )
+    .unwrap();
+    let out = wasmgate(dir.path())
+        .args(["status", "--config"])
+        .arg(&cfg)
+        .env_remove("WASMGATE_TEST_UNSET_VAR")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("warnings:") && text.contains("WASMGATE_TEST_UNSET_VAR"),
+        "{text}"
+    );
+    let out = wasmgate(dir.path())
+        .args(["status", "--json", "--config"])
+        .arg(&cfg)
+        .env_remove("WASMGATE_TEST_UNSET_VAR")
+        .output()
+        .unwrap();
+    let st = stdout_json(&out);
+    let warnings = st["warnings"].as_array().expect("warnings array");
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("WASMGATE_TEST_UNSET_VAR")),
+        "{st:#}"
     );
 }

@@ -233,6 +233,17 @@ fn missing_named_path(cli: &Cli) -> Option<String> {
         if !p.exists() {
             return Some(format!("--plugins {}: no such folder or file", p.display()));
         }
+        if !p.is_dir() {
+            let folder = p
+                .parent()
+                .filter(|f| !f.as_os_str().is_empty())
+                .unwrap_or(std::path::Path::new("."));
+            return Some(format!(
+                "--plugins {}: is a file; --plugins takes a folder of plugins (here: --plugins {})",
+                p.display(),
+                folder.display()
+            ));
+        }
     }
     let (config, flag) = match &cli.config {
         Some(c) => (c.clone(), "--config"),

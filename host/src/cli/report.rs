@@ -98,6 +98,12 @@ pub fn status(h: &Host, as_json: bool) -> String {
             let _ = writeln!(o, "  {p}");
         }
     }
+    if !st.warnings.is_empty() {
+        let _ = writeln!(o, "warnings:");
+        for w in &st.warnings {
+            let _ = writeln!(o, "  {w}");
+        }
+    }
     o
 }
 
@@ -121,10 +127,19 @@ pub fn tools(h: &Host, as_json: bool) -> String {
     if tools.is_empty() {
         let _ = writeln!(o, "no tools are offered (see `wasmgate status`)");
     }
+    print_load_notes(h);
+    o
+}
+
+/// Load problems and warnings on stderr, for the commands whose stdout is
+/// their answer (`tools`, `call`).
+fn print_load_notes(h: &Host) {
     for p in h.problems() {
         eprintln!("{p}");
     }
-    o
+    for w in h.warnings() {
+        eprintln!("warning: {w}");
+    }
 }
 
 /// `wasmgate skills`.
@@ -187,10 +202,23 @@ pub async fn call(h: &Host, tool: &str, args: serde_json::Value, as_json: bool) 
                                 .as_deref()
                                 .unwrap_or("its declaration is not offerable")
                         ),
-                        Some(s) => eprintln!(
-                            "server '{}' does not offer this tool; `wasmgate tools` lists the offered tools",
-                            s.spec.name
-                        ),
+                        Some(s) => {
+                            // A server that failed to connect: its error is
+                            // the answer.
+                            let status = h.status();
+                            let failed = status
+                                .servers
+                                .iter()
+                                .find(|l| l.name == s.spec.name)
+                                .and_then(|l| l.last_error.clone());
+                            match failed {
+                                Some(err) => eprintln!("{err}"),
+                                None => eprintln!(
+                                    "server '{}' does not offer this tool; `wasmgate tools` lists the offered tools",
+                                    s.spec.name
+                                ),
+                            }
+                        }
                         None => eprintln!(
                             "no configured server owns this name; `wasmgate tools` lists the offered tools"
                         ),
@@ -198,9 +226,7 @@ pub async fn call(h: &Host, tool: &str, args: serde_json::Value, as_json: bool) 
                 }
                 _ => eprintln!("wasmgate call: {e}"),
             }
-            for p in h.problems() {
-                eprintln!("{p}");
-            }
+            print_load_notes(h);
             1
         }
     }

@@ -62,30 +62,66 @@ pub fn parse_http_addr(s: &str) -> Result<SocketAddr, String> {
     Ok(addr)
 }
 
+/// Longest bearer token accepted, in bytes: HTTP clients and servers cap a
+/// header line at a few KiB.
+pub const MAX_TOKEN_BYTES: usize = 4096;
+
 /// Reads the bearer token: `--token-file`, else `$WASMGATE_TOKEN`, else none.
-/// Errors: the file cannot be read, or the token is empty.
+/// Surrounding white space (a trailing newline) is dropped. Errors: the file
+/// cannot be read; the token is empty, longer than [`MAX_TOKEN_BYTES`], or
+/// holds anything but visible ASCII (a space or a second line could never be
+/// sent in an `Authorization` header). The token is never in an error.
 pub fn read_token(file: Option<&Path>) -> anyhow::Result<Option<String>> {
+    use std::io::Read;
     let (token, from) = match file {
-        Some(f) => (
-            std::fs::read_to_string(f)
-                .map_err(|e| anyhow::anyhow!("--token-file {}: {e}", f.display()))?,
-            format!("--token-file {}", f.display()),
-        ),
+        Some(f) => {
+            let from = format!("--token-file {}", f.display());
+            let mut bytes = Vec::new();
+            std::fs::File::open(f)
+                .and_then(|file| {
+                    file.take(MAX_TOKEN_BYTES as u64 * 2 + 64)
+                        .read_to_end(&mut bytes)
+                })
+                .map_err(|e| anyhow::anyhow!("{from}: {e}"))?;
+            let text = String::from_utf8(bytes)
+                .map_err(|_| anyhow::anyhow!("{from}: the token is not UTF-8 text"))?;
+            (text, from)
+        }
         None => match std::env::var(TOKEN_ENV) {
             Ok(t) => (t, format!("${TOKEN_ENV}")),
             Err(_) => return Ok(None),
         },
     };
-    let token = token.trim().to_owned();
+    let token = token.trim();
     if token.is_empty() {
         anyhow::bail!("{from}: the token is empty");
     }
-    Ok(Some(token))
+    if token.len() > MAX_TOKEN_BYTES {
+        anyhow::bail!("{from}: the token is longer than {MAX_TOKEN_BYTES} bytes");
+    }
+    if let Some(c) = token.chars().find(|c| !c.is_ascii_graphic()) {
+        let what = match c {
+            '\n' | '\r' => "a line break".to_string(),
+            ' ' | '\t' => "white space".to_string(),
+            c => format!("the character U+{:04X}", c as u32),
+        };
+        anyhow::bail!(
+            "{from}: the token holds {what}; it must be one word of visible ASCII (it is sent as `Authorization: Bearer <token>`)"
+        );
+    }
+    Ok(Some(token.to_owned()))
 }
 
 /// Runs `wasmgate serve`; returns the exit code.
 pub async fn run(host: HostOptions, args: &ServeArgs) -> anyhow::Result<u8> {
-    let token = read_token(args.token_file.as_deref())?;
+    let token = match read_token(args.token_file.as_deref()) {
+        Ok(t) => t,
+        Err(e) => {
+            // A bad token source is a usage error, like a bad --http.
+            eprintln!("wasmgate serve: {e:#}");
+            return Ok(2);
+        }
+    };
     let listener = match args.http {
         Some(addr) => Some(gateway::http::bind_loopback(addr).await?),
         None => {
@@ -104,6 +140,9 @@ pub async fn run(host: HostOptions, args: &ServeArgs) -> anyhow::Result<u8> {
     let gw = Gateway::start(options).await?;
     for p in gw.host().problems() {
         tracing::warn!("{p}");
+    }
+    for w in gw.host().warnings() {
+        tracing::warn!("{w}");
     }
     let watch = tokio::spawn(gw.clone().watch());
     let stop = CancellationToken::new();
@@ -175,6 +214,34 @@ async fn handle_signals(gw: Gateway, stop: CancellationToken) {
 #[cfg(test)]
 mod tests {
     use super::parse_http_addr;
+
+    #[test]
+    fn tokens_are_one_word_of_visible_ascii_and_never_echoed() {
+        use super::read_token;
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("t");
+        std::fs::write(&f, "s3cret-Tok_en.42\n").unwrap();
+        assert_eq!(
+            read_token(Some(&f)).unwrap().as_deref(),
+            Some("s3cret-Tok_en.42")
+        );
+        for (content, want) in [
+            ("tok\nsecond\n", "a line break"),
+            ("two words", "white space"),
+            ("caf\u{e9}", "U+00E9"),
+            ("   \n", "is empty"),
+        ] {
+            std::fs::write(&f, content).unwrap();
+            let e = read_token(Some(&f)).unwrap_err().to_string();
+            assert!(e.contains(want), "{content:?}: {e}");
+            assert!(!e.contains("second") && !e.contains("words"), "{e}");
+        }
+        std::fs::write(&f, "x".repeat(20 << 20)).unwrap();
+        let e = read_token(Some(&f)).unwrap_err().to_string();
+        assert!(e.contains("longer than 4096 bytes"), "{e}");
+        let e = read_token(Some(&dir.path().join("missing"))).unwrap_err();
+        assert!(e.to_string().contains("--token-file"), "{e}");
+    }
 
     #[test]
     fn http_addresses_are_loopback_ip_port_or_localhost() {

@@ -260,6 +260,22 @@ impl Gateway {
         let print = load_fingerprint(&fresh);
         let swapped = print != *lock(&self.inner.load_print);
         if swapped {
+            // A reload says what went wrong with what it read, as the start
+            // does: a plugin that broke disappears with its reason logged.
+            for p in fresh
+                .problems()
+                .iter()
+                .filter(|p| !live.problems().contains(p))
+            {
+                tracing::warn!("{p}");
+            }
+            for w in fresh
+                .warnings()
+                .iter()
+                .filter(|w| !live.warnings().contains(w))
+            {
+                tracing::warn!("{w}");
+            }
             // The fresh host shares the live host's MCP client: unchanged
             // servers keep their sessions; new and changed ones connect,
             // removed and gated ones are closed.

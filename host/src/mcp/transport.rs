@@ -43,6 +43,14 @@ pub enum ConnectError {
         /// The configured command.
         command: String,
     },
+    /// `command` is a path (it has a folder separator) that names no
+    /// runnable file.
+    CommandUnusable {
+        /// The configured command.
+        command: String,
+        /// Why: "does not exist", "is a folder", "is not executable".
+        reason: &'static str,
+    },
     /// An `npx`/`uvx`-style launcher ran but could not find the package.
     PackageNotFound {
         /// The launcher (`npx`, `uvx`, …).
@@ -145,6 +153,7 @@ impl ConnectError {
         matches!(
             self,
             ConnectError::CommandNotFound { .. }
+                | ConnectError::CommandUnusable { .. }
                 | ConnectError::PackageNotFound { .. }
                 | ConnectError::Spawn { .. }
                 | ConnectError::NotMcp { .. }
@@ -199,6 +208,10 @@ impl ConnectError {
 impl fmt::Display for ConnectError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            ConnectError::CommandUnusable { command, reason } => write!(
+                f,
+                "command '{command}' {reason}; `command` must name an executable file (or a program on PATH)"
+            ),
             ConnectError::CommandNotFound { command } => {
                 write!(
                     f,
@@ -496,8 +509,21 @@ pub(crate) async fn open_stdio(
     let child_env = child_env_from_host(env, env_passthrough);
     let resolved =
         resolve_command(command, child_env.get("PATH").map(String::as_str)).ok_or_else(|| {
-            ConnectError::CommandNotFound {
-                command: command.clone(),
+            // A path is not looked up on PATH: say what is wrong with it.
+            if command.contains('/') || (cfg!(windows) && command.contains('\\')) {
+                let reason = match std::fs::metadata(command) {
+                    Err(_) => "does not exist",
+                    Ok(m) if m.is_dir() => "is a folder, not a program",
+                    Ok(_) => "is not executable",
+                };
+                ConnectError::CommandUnusable {
+                    command: command.clone(),
+                    reason,
+                }
+            } else {
+                ConnectError::CommandNotFound {
+                    command: command.clone(),
+                }
             }
         })?;
     let mut cmd = tokio::process::Command::new(&resolved);
