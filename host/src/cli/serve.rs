@@ -43,7 +43,11 @@ pub struct ServeArgs {
 /// Errors: not an address, or not a loopback one (the gateway runs local
 /// applications for whoever connects; `spec/mcp-client.md` §7).
 pub fn parse_http_addr(s: &str) -> Result<SocketAddr, String> {
-    let addr = match s.strip_prefix("localhost:") {
+    let localhost_port = s
+        .split_once(':')
+        .filter(|(host, _)| host.eq_ignore_ascii_case("localhost"))
+        .map(|(_, port)| port);
+    let addr = match localhost_port {
         Some(port) => port
             .parse::<u16>()
             .map(|p| SocketAddr::from(([127, 0, 0, 1], p)))
@@ -250,6 +254,10 @@ mod tests {
             "127.0.0.1:8765"
         );
         assert_eq!(parse_http_addr("[::1]:0").unwrap().to_string(), "[::1]:0");
+        assert_eq!(
+            parse_http_addr("LocalHost:80").unwrap().to_string(),
+            "127.0.0.1:80"
+        );
         assert_eq!(
             parse_http_addr("127.0.0.1:9").unwrap().to_string(),
             "127.0.0.1:9"

@@ -47,12 +47,14 @@ pub enum HttpError {
     )]
     NotLoopback(SocketAddr),
     /// The bind failed (port in use, permission).
-    #[error("--http {addr}: cannot listen: {source}")]
+    // `error`, not `source`: the text already carries the OS error, and a
+    // source would print it twice in an error chain.
+    #[error("--http {addr}: cannot listen: {error}")]
     Bind {
         /// The address asked for.
         addr: SocketAddr,
         /// The OS error.
-        source: std::io::Error,
+        error: std::io::Error,
     },
 }
 
@@ -64,7 +66,7 @@ pub async fn bind_loopback(addr: SocketAddr) -> Result<TcpListener, HttpError> {
     }
     TcpListener::bind(addr)
         .await
-        .map_err(|source| HttpError::Bind { addr, source })
+        .map_err(|error| HttpError::Bind { addr, error })
 }
 
 /// Serves the gateway on `listener` until `stop` is cancelled. `token`:
