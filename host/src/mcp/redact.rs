@@ -87,7 +87,16 @@ pub fn redact_patterns(text: &str) -> String {
         }
     });
     let t = KEY_VALUE.replace_all(&t, |c: &regex::Captures<'_>| {
-        if &c[4] == REDACTED || c[4].starts_with("[REDACTED") {
+        // `server 'token': refused`: a quoted name in prose followed by an
+        // unquoted plain word is a sentence, not a credential (a quoted key
+        // with a secret has a quoted value, or one with digits).
+        let quoted_name = c[1].ends_with(['"', '\'']);
+        let unquoted_value = !c[3].trim_end().ends_with(['"', '\'']);
+        let plain_word = c[4].chars().all(|ch| ch.is_ascii_alphabetic());
+        if &c[4] == REDACTED
+            || c[4].starts_with("[REDACTED")
+            || (quoted_name && unquoted_value && plain_word)
+        {
             c[0].to_string()
         } else {
             format!("{}{}{}{REDACTED}", &c[1], &c[2], &c[3])
@@ -177,6 +186,24 @@ mod tests {
             let out = redact_patterns(&format!("error: bad credential {secret} given"));
             assert!(!out.contains(secret), "{secret} survived: {out}");
             assert!(out.contains(REDACTED), "{out}");
+        }
+    }
+
+    #[test]
+    fn a_server_named_like_a_key_keeps_its_sentence() {
+        for text in [
+            "failed to connect to MCP server 'token': refused at http://127.0.0.1:9/mcp",
+            "failed to connect to MCP server \"secret\": timed out",
+        ] {
+            assert_eq!(redact_patterns(text), text);
+        }
+        for (input, secret) in [
+            (r#"{"token": 12345678}"#, "12345678"),
+            (r#"{"token": "abcdef"}"#, "abcdef"),
+            ("'api_key': 'hunter2'", "hunter2"),
+        ] {
+            let out = redact_patterns(input);
+            assert!(!out.contains(secret), "{input} -> {out}");
         }
     }
 
