@@ -129,4 +129,20 @@ fn https_servers_are_verified_against_the_trust_store() {
         "connected",
         "{st:#}"
     );
+
+    // Plain http:// to the TLS port: the hang-up is explained.
+    std::fs::write(
+        dir.path().join("config.yaml"),
+        format!(
+            "mcp_servers:\n  plain:\n    url: http://127.0.0.1:{port}/mcp\n    connect_timeout: 30\n",
+            port = tls.port
+        ),
+    )
+    .unwrap();
+    let out = wasmgate(dir.path(), &["status"]).output().unwrap();
+    let st = stdout_json(&out);
+    let plain = status_server(&st, "plain");
+    assert_eq!(plain["connection"], "failed", "{plain:#}");
+    let e = plain["last_error"].as_str().unwrap();
+    assert!(e.contains("use an https:// URL"), "{e}");
 }

@@ -769,9 +769,18 @@ async fn open_url(
                     url: url.to_string(),
                 });
             }
+            let mut message = tidy_http_error(&chain);
+            // A TLS server hangs up on a plain HTTP request.
+            if url
+                .get(..7)
+                .is_some_and(|p| p.eq_ignore_ascii_case("http://"))
+                && chain.contains("connection closed before message completed")
+            {
+                message.push_str(" (if the server speaks TLS, use an https:// URL)");
+            }
             Err(ConnectError::Http {
                 url: url.to_string(),
-                message: tidy_http_error(&chain),
+                message,
             })
         }
     }
