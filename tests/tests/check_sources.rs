@@ -114,3 +114,49 @@ fn the_same_mistake_gives_the_same_field_path_from_yaml_and_json() {
         );
     }
 }
+
+/// `check` and `availability` take a plugin folder as well as its file: the
+/// folder's plugin.yaml, else plugin.json, else its one component.
+#[test]
+fn a_plugin_folder_stands_for_its_plugin_file() {
+    let component_dir = plugins_dir().join("git");
+    let from_folder = declaration(&check(&component_dir));
+    let from_file = declaration(&check(&component_dir.join("git.wasm")));
+    assert_eq!(from_folder, from_file);
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("plugin.json"), GIT_PLUGIN_JSON).unwrap();
+    assert_eq!(
+        declaration(&check(dir.path())),
+        from_file,
+        "plugin.json folder"
+    );
+    let out = Command::new(wasmgate_bin())
+        .args(["availability", "--json"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v[0]["server"], "git", "{v:#}");
+
+    let empty = tempfile::tempdir().unwrap();
+    for cmd in ["check", "availability"] {
+        let out = Command::new(wasmgate_bin())
+            .arg(cmd)
+            .arg(empty.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{cmd}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("is a folder with no plugin.yaml, plugin.json or .wasm file"),
+            "{cmd}: {err}"
+        );
+    }
+}

@@ -12,7 +12,7 @@ pub mod serve;
 
 use crate::host::{Host, HostOptions};
 use clap::{Parser, Subcommand};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Command-line arguments.
@@ -124,10 +124,20 @@ fn run(cli: Cli) -> u8 {
         o
     };
     match &cli.command {
-        Command::Check { path } => component::run_check_any(path, cli.json) as u8,
-        Command::Availability { path, host } => {
-            availability::run_availability(path, host.as_deref(), cli.json) as u8
-        }
+        Command::Check { path } => match plugin_file_of(path) {
+            Ok(file) => component::run_check_any(&file, cli.json) as u8,
+            Err(why) => {
+                eprintln!("wasmgate check: {}: {why}", path.display());
+                check::EXIT_USAGE as u8
+            }
+        },
+        Command::Availability { path, host } => match plugin_file_of(path) {
+            Ok(file) => availability::run_availability(&file, host.as_deref(), cli.json) as u8,
+            Err(why) => {
+                eprintln!("wasmgate availability: {}: {why}", path.display());
+                availability::EXIT_USAGE as u8
+            }
+        },
         Command::Skills => match Host::load(options()) {
             Ok(h) => {
                 print!("{}", report::skills(&h, cli.json));
@@ -223,6 +233,41 @@ fn user_config_dir() -> Option<PathBuf> {
         .map(|s| s.config_dir())
 }
 
+/// The plugin file a `check` / `availability` PATH names: the file itself,
+/// or for a plugin folder its `plugin.yaml`, else its `plugin.json`, else
+/// its one `.wasm` component. Errors (the sentence after the path): the path
+/// does not exist, or the folder holds no plugin file or several components.
+pub fn plugin_file_of(path: &Path) -> Result<PathBuf, String> {
+    if path.is_file() {
+        return Ok(path.to_path_buf());
+    }
+    if !path.is_dir() {
+        return Err("no such file or folder".into());
+    }
+    for name in ["plugin.yaml", "plugin.json"] {
+        let f = path.join(name);
+        if f.is_file() {
+            return Ok(f);
+        }
+    }
+    let mut wasm: Vec<PathBuf> = std::fs::read_dir(path)
+        .map_err(|e| format!("cannot be read: {e}"))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.is_file()
+                && p.extension()
+                    .is_some_and(|x| x.eq_ignore_ascii_case("wasm"))
+        })
+        .collect();
+    match wasm.len() {
+        0 => Err("is a folder with no plugin.yaml, plugin.json or .wasm file".into()),
+        1 => Ok(wasm.remove(0)),
+        n => Err(format!(
+            "is a folder with {n} .wasm files; name the one to use"
+        )),
+    }
+}
+
 /// A path the user named (`--plugins`, `--config`, `$WASMGATE_CONFIG`) that
 /// does not exist: a usage error (exit 2) rather than a host with nothing in
 /// it, since a typo would otherwise look like "no MCP servers configured".
@@ -237,7 +282,7 @@ fn missing_named_path(cli: &Cli) -> Option<String> {
             let folder = p
                 .parent()
                 .filter(|f| !f.as_os_str().is_empty())
-                .unwrap_or(std::path::Path::new("."));
+                .unwrap_or(Path::new("."));
             return Some(format!(
                 "--plugins {}: is a file; --plugins takes a folder of plugins (here: --plugins {})",
                 p.display(),
