@@ -87,11 +87,21 @@ const SAMPLING_KEYS: [&str; 8] = [
 ];
 
 fn u32_field(v: &Value, min: u64, path: &str) -> Result<u32, (String, String)> {
+    let max = u64::from(u32::MAX);
     match parse_uint(v) {
-        Ok(n) if n >= min && n <= u64::from(u32::MAX) => Ok(n as u32),
+        Ok(n) if n >= min && n <= max => Ok(n as u32),
+        Ok(n) if n < min => Err((
+            path.to_string(),
+            format!("must be an integer from {min} to {max}"),
+        )),
+        // Above u32, or digits beyond 64 bits.
         Ok(_) => Err((
             path.to_string(),
-            format!("must be an integer from {min} to {}", u32::MAX),
+            format!("is out of range (an integer from {min} to {max})"),
+        )),
+        Err(m) if m.starts_with("is out of range") => Err((
+            path.to_string(),
+            format!("is out of range (an integer from {min} to {max})"),
         )),
         Err(m) => Err((path.to_string(), m)),
     }

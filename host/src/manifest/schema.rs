@@ -815,7 +815,7 @@ fn check_http_url(s: &str) -> Result<(), String> {
         let _ = u.set_username("");
         let _ = u.set_password(None);
         return Err(format!(
-            "must not carry a user name or password ({u} without them); send credentials in headers (Authorization)"
+            "must not carry a user name or password; send credentials in headers (Authorization) and write the URL as {u}"
         ));
     }
     if u.host_str().is_none_or(str::is_empty) {
