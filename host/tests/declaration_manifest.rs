@@ -154,6 +154,14 @@ fn server_schema_rules() {
             "{app_endpoint: 'yes'}",
             Some("app_endpoint must be a boolean"),
         ),
+        (
+            "{app_endpoint: false}",
+            Some("command is missing: a server needs exactly one of command"),
+        ),
+        (
+            "{comand: x}",
+            Some("has unknown keys ['comand'] (did you mean 'command'?)"),
+        ),
         ("{command: ''}", Some("command must be a non-empty string")),
         ("{command: [x]}", Some("command must be a non-empty string")),
         ("{command: x, args: [a, 8080, true, 1.5]}", None),

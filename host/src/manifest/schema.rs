@@ -515,7 +515,7 @@ pub fn server_from_value(
         // A non-boolean app_endpoint, or an unknown key that is a typo of
         // a transport key (`comand`), is reported above; which transport
         // was meant is then unknown.
-        0 if get("app_endpoint").is_some() || misspelt_transport(m) => {}
+        0 if get("app_endpoint").is_some_and(|v| !v.is_bool()) || misspelt_transport(m) => {}
         0 => errs.push(err(
             "command",
             "is missing: a server needs exactly one of command, url or app_endpoint: true".into(),
@@ -621,7 +621,8 @@ pub fn server_from_value(
             declaration,
         }),
         _ => {
-            debug_assert!(!errs.is_empty(), "no transport without an error");
+            // Every path to "no transport" pushes its reason; this is a
+            // guard, never a panic.
             if errs.is_empty() {
                 errs.push(err("", "has no usable transport".into()));
             }
