@@ -269,8 +269,11 @@ pub fn read_skills(res: &mut ManifestResult, ctx: &ManifestContext) {
 }
 
 /// Loads a config file: its top-level `mcp_servers` in the server schema
-/// (other top-level keys belong to the embedding agent and are ignored).
-/// Servers carry `plugin: None`.
+/// (other top-level keys belong to the embedding agent and are ignored,
+/// `spec/mcp-client.md` §1). Servers carry `plugin: None`. A mapping without
+/// an `mcp_servers` key is one error (`<file>: has no mcp_servers mapping`,
+/// with a "did you mean" for `mcpServers` and the like); `mcp_servers:`
+/// empty or null, and an empty file, give no servers and no error.
 pub fn load_config(path: &Path) -> ServersResult {
     let ctx = ManifestContext::new(path.display().to_string(), plugin_dir_of(path));
     load_config_with(path, &ctx)
