@@ -154,6 +154,14 @@ fn server_schema_rules() {
             "{app_endpoint: 'yes'}",
             Some("app_endpoint must be a boolean"),
         ),
+        (
+            "{app_endpoint: false}",
+            Some("command is missing: a server needs exactly one of command"),
+        ),
+        (
+            "{comand: x}",
+            Some("has unknown keys ['comand'] (did you mean 'command'?)"),
+        ),
         ("{command: ''}", Some("command must be a non-empty string")),
         ("{command: [x]}", Some("command must be a non-empty string")),
         ("{command: x, args: [a, 8080, true, 1.5]}", None),
@@ -190,6 +198,48 @@ fn server_schema_rules() {
             Some("url must be an http:// or https:// URL"),
         ),
         ("{url: 5}", Some("url must be a string")),
+        // The url is parsed at load time (url crate): host, port, brackets.
+        ("{url: 'http://[::1]:8080/mcp'}", None),
+        ("{url: 'HTTPS://Example.TEST'}", None),
+        (
+            "{url: 'http://[::1/mcp'}",
+            Some("url must be an http:// or https:// URL with a host: invalid IPv6 address"),
+        ),
+        (
+            "{url: 'http://127.0.0.1:99999/mcp'}",
+            Some("url must be an http:// or https:// URL with a host: invalid port number"),
+        ),
+        (
+            "{url: 'http://127.0.0.1:0/mcp'}",
+            Some(
+                "url must be an http:// or https:// URL with a host: port 0 cannot be connected to",
+            ),
+        ),
+        (
+            "{url: 'http://exa mple.test/'}",
+            Some("url must be an http:// or https:// URL with a host, without spaces"),
+        ),
+        (
+            "{url: 'localhost:8080/mcp'}",
+            Some(
+                "url must be an http:// or https:// URL with a host (e.g. http://127.0.0.1:8080/mcp)",
+            ),
+        ),
+        (
+            "{url: 'http:/127.0.0.1/mcp'}",
+            Some("url must be an http:// or https:// URL"),
+        ),
+        // Credentials in the URL would be printed wherever the URL is.
+        (
+            "{url: 'http://alice:pw@127.0.0.1:9/mcp'}",
+            Some(
+                "url must not carry a user name or password; send credentials in headers (Authorization) and write the URL as http://127.0.0.1:9/mcp",
+            ),
+        ),
+        (
+            "{url: 'https://alice@example.test/mcp'}",
+            Some("url must not carry a user name or password"),
+        ),
         (
             "{url: 'http://127.0.0.1/', headers: {Authorization: 'Bearer ${TOKEN}'}}",
             None,
@@ -228,6 +278,32 @@ fn server_schema_rules() {
         (
             "{command: x, connect_timeout: [1]}",
             Some("connect_timeout must be a number of seconds"),
+        ),
+        // At least 1 ms: a shorter one is a typo that would round to 0 s.
+        ("{command: x, timeout: 0.001, connect_timeout: '0.5'}", None),
+        (
+            "{command: x, timeout: 1e-10}",
+            Some("timeout must be at least 0.001 seconds (1 ms; got 0.0000000001 s)"),
+        ),
+        (
+            "{command: x, connect_timeout: 0.0005}",
+            Some("connect_timeout must be at least 0.001 seconds"),
+        ),
+        (
+            "{command: x, sampling: {timeout: 1e-10}}",
+            Some("sampling.timeout must be at least 0.001 seconds"),
+        ),
+        (
+            "{command: x, timeout: '99999999999999999999999'}",
+            Some("timeout is out of range (at most 18446744073709551615 seconds)"),
+        ),
+        (
+            "{command: x, max_result_bytes: '99999999999999999999999'}",
+            Some("max_result_bytes is out of range (at most 18446744073709551615)"),
+        ),
+        (
+            "{command: x, sampling: {max_rpm: 4294967296}}",
+            Some("sampling.max_rpm is out of range (an integer from 0 to 4294967295)"),
         ),
         (
             "{command: x, tools: {include: [a, 'b*'], exclude: c}}",
@@ -849,6 +925,292 @@ proptest! {
         let r = manifest_from_value(&v, &ctx());
         for e in &r.errors {
             prop_assert!(e.to_string().starts_with("p/plugin.yaml"));
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Every problem at once; userinfo; integers beyond 64 bits; mcp_servers key
+// ---------------------------------------------------------------------------
+
+#[test]
+fn every_problem_of_one_server_is_reported_at_once() {
+    let r = from_yaml(
+        r#"
+name: p
+version: "1"
+mcp_servers:
+  s:
+    command: ""
+    args: [ok, [a], {b: 1}]
+    env: {A: [1], "B=C": x, D: fine}
+    env_passthrough: [1]
+    enabled: "no"
+    timeout: abc
+    connect_timeout: 1e-10
+    tools: {include: [1], exclude: 5}
+    max_result_bytes: 0
+    sampling: {max_rpm: -1, log_level: loud}
+    requires: {gpu: amd}
+  good: {command: x}
+"#,
+    );
+    let got: Vec<(String, String)> = r
+        .errors
+        .iter()
+        .map(|e| (e.path.clone(), e.message.clone()))
+        .collect();
+    let paths: Vec<&str> = got.iter().map(|(p, _)| p.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "enabled",
+            "command",
+            "args[1]",
+            "args[2]",
+            "env.A",
+            "env",
+            "env_passthrough[0]",
+            "timeout",
+            "connect_timeout",
+            "tools.include[0]",
+            "tools.exclude",
+            "max_result_bytes",
+            "sampling.max_rpm",
+            "sampling.log_level",
+            "requires.gpu",
+        ],
+        "{got:#?}"
+    );
+    assert!(r.errors.iter().all(|e| e.server.as_deref() == Some("s")));
+    assert!(got[5].1.contains("bad variable name 'B=C'"), "{got:?}");
+    let names: Vec<String> = r
+        .manifest
+        .unwrap()
+        .servers
+        .iter()
+        .map(|s| s.name.clone())
+        .collect();
+    assert_eq!(names, ["good"]);
+
+    // Inside a declaration the first failing check wins (reference §2), but
+    // the server's other keys are still reported.
+    let r = from_yaml(
+        "name: p\nversion: '1'\nmcp_servers:\n  s: {command: x, timeout: -1, app: {linux: {presence: executable, location: a/b}}, requires: {gpu: amd}}\n",
+    );
+    let e = errors(&r);
+    assert_eq!(e.len(), 2, "{e:#?}");
+    assert!(e[0].ends_with("timeout must be a positive number of seconds"));
+    assert!(e[1].contains("server 's': app.linux.location must be absolute"));
+
+    // Both transports given: the combination is one error, and a bad url is
+    // still named.
+    let r = from_yaml(
+        "name: p\nversion: '1'\nmcp_servers:\n  s: {command: x, url: 'http://[::1/mcp'}\n",
+    );
+    let e = errors(&r);
+    assert_eq!(e.len(), 2, "{e:#?}");
+    assert!(e[0].contains("url cannot be combined with command"));
+    assert!(
+        e[1].contains("url must be an http:// or https:// URL with a host: invalid IPv6 address")
+    );
+}
+
+#[test]
+fn a_password_in_a_url_is_refused_in_every_source_without_printing_it() {
+    const SECRET: &str = "s3cr3t-pw";
+    let url = format!("http://alice:{SECRET}@127.0.0.1:9/mcp");
+    let dir = tempfile::tempdir().unwrap();
+    let want = "url must not carry a user name or password; send credentials in headers (Authorization) and write the URL as http://127.0.0.1:9/mcp";
+
+    let cfg = write(
+        dir.path(),
+        "config.yaml",
+        &format!("mcp_servers:\n  u: {{url: '{url}'}}\n  ok: {{url: 'http://127.0.0.1:9/mcp'}}\n"),
+    );
+    let c = load_config(&cfg);
+    let yaml = write(
+        dir.path(),
+        "y/plugin.yaml",
+        &format!(
+            "name: p\nversion: '1'\nmcp_servers:\n  u: {{url: '{url}'}}\n  ok: {{command: x}}\n"
+        ),
+    );
+    let y = load_plugin_yaml(&yaml);
+    let json = write(
+        dir.path(),
+        "j/plugin.json",
+        &serde_json::json!({"name": "p", "version": "1"}).to_string(),
+    );
+    write(
+        dir.path(),
+        "j/mcp.json",
+        &serde_json::json!({"mcpServers": {"u": {"type": "http", "url": url}, "ok": {"command": "x"}}})
+            .to_string(),
+    );
+    let j = load_plugin_json(&json);
+    let component: Value = yaml_serde::from_str(&format!(
+        "{{name: p, version: '1', mcp_servers: {{u: {{url: '{url}'}}, ok: {{command: x}}}}}}"
+    ))
+    .unwrap();
+    let w = manifest_from_value(&component, &ManifestContext::new("c/plugin.wasm", "/c"));
+
+    for (what, errs, kept) in [
+        ("config", c.errors.clone(), c.servers.len()),
+        (
+            "plugin.yaml",
+            y.errors.clone(),
+            y.manifest.unwrap().servers.len(),
+        ),
+        (
+            "plugin.json",
+            j.errors.clone(),
+            j.manifest.unwrap().servers.len(),
+        ),
+        (
+            "component",
+            w.errors.clone(),
+            w.manifest.unwrap().servers.len(),
+        ),
+    ] {
+        assert_eq!(errs.len(), 1, "{what}: {errs:?}");
+        let e = &errs[0];
+        assert_eq!(
+            (e.server.as_deref(), e.path.as_str()),
+            (Some("u"), "url"),
+            "{what}"
+        );
+        let text = e.to_string();
+        assert!(
+            text.contains("server 'u': ") && text.ends_with(want),
+            "{what}: {text}"
+        );
+        assert!(
+            !text.contains(SECRET) && !text.contains("alice"),
+            "{what}: {text}"
+        );
+        assert_eq!(kept, 1, "{what}: the good server is kept");
+    }
+}
+
+#[test]
+fn an_integer_beyond_64_bits_costs_only_its_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write(
+        dir.path(),
+        "config.yaml",
+        "mcp_servers:\n  good: {command: x, args: [--port, 99999999999999999999999, -99999999999999999999999]}\n  big:\n    command: x\n    max_result_bytes: 99999999999999999999999\n  slow: {command: x, timeout: 99999999999999999999999}\n  rpm: {command: x, sampling: {max_rpm: 99999999999999999999999}}\n  web: {url: 'http://127.0.0.1:9/mcp'}\n",
+    );
+    let c = load_config(&cfg);
+    let names: Vec<&str> = c.servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["good", "web"], "{:?}", c.errors);
+    match &c.servers[0].transport {
+        Transport::Stdio { args, .. } => assert_eq!(
+            args,
+            &[
+                "--port",
+                "99999999999999999999999",
+                "-99999999999999999999999"
+            ]
+        ),
+        t => panic!("{t:?}"),
+    }
+    let e: Vec<String> = c.errors.iter().map(ToString::to_string).collect();
+    assert_eq!(e.len(), 3, "{e:#?}");
+    assert!(
+        e[0].ends_with(
+            "server 'big': max_result_bytes is out of range (at most 18446744073709551615)"
+        ),
+        "{e:?}"
+    );
+    assert!(
+        e[1].ends_with(
+            "server 'slow': timeout is out of range (at most 18446744073709551615 seconds)"
+        ),
+        "{e:?}"
+    );
+    assert!(
+        e[2].ends_with(
+            "server 'rpm': sampling.max_rpm is out of range (an integer from 0 to 4294967295)"
+        ),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn a_duplicate_key_is_a_whole_file_error_naming_the_key_and_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write(
+        dir.path(),
+        "config.yaml",
+        "mcp_servers:\n  a: {command: x}\n  b: {command: y}\n  a: {command: z}\n",
+    );
+    let c = load_config(&cfg);
+    assert!(c.servers.is_empty());
+    assert_eq!(c.errors.len(), 1);
+    assert!(
+        c.errors[0].to_string().ends_with(
+            "config.yaml: is not valid YAML: the mapping mcp_servers has the key \"a\" more than once (at lines 2 and 4); the keys of a mapping must be unique"
+        ),
+        "{}",
+        c.errors[0]
+    );
+}
+
+#[test]
+fn a_config_needs_an_mcp_servers_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: &[(&str, Option<&str>)] = &[
+        // Other keys belong to the embedding agent; only mcp_servers is read.
+        ("model: x\nmcp_servers:\n  a: {command: x}\n", None),
+        ("model: x\nmcp_servers:\n", None),
+        ("mcp_servers: {}\n", None),
+        ("", None),
+        ("# nothing yet\n", None),
+        (
+            "model: x\n",
+            Some(
+                "has no mcp_servers mapping (wasmgate reads its servers from the top-level `mcp_servers` key; other keys are ignored)",
+            ),
+        ),
+        (
+            "model: x\nmcpServers:\n  a: {command: x}\n",
+            Some(
+                "has no mcp_servers mapping (did you mean `mcp_servers`? this file has `mcpServers`, which wasmgate does not read)",
+            ),
+        ),
+        (
+            "mcp-servers: {}\n",
+            Some("did you mean `mcp_servers`? this file has `mcp-servers`"),
+        ),
+        (
+            "mcp_server: {}\n",
+            Some("did you mean `mcp_servers`? this file has `mcp_server`"),
+        ),
+        (
+            "servers: {}\n",
+            Some("did you mean `mcp_servers`? this file has `servers`"),
+        ),
+        (
+            "MCP_SERVERS: {}\n",
+            Some("did you mean `mcp_servers`? this file has `MCP_SERVERS`"),
+        ),
+        ("- a\n", Some("must be a mapping (got a list)")),
+    ];
+    for (i, (text, want)) in cases.iter().enumerate() {
+        let p = write(dir.path(), &format!("c{i}.yaml"), text);
+        let c = load_config(&p);
+        let e: Vec<String> = c.errors.iter().map(ToString::to_string).collect();
+        match want {
+            None => assert!(e.is_empty(), "{text:?}: {e:?}"),
+            Some(w) => {
+                assert_eq!(e.len(), 1, "{text:?}: {e:?}");
+                assert!(
+                    e[0].starts_with(&format!("{}: ", p.display())) && e[0].contains(w),
+                    "{text:?}: want `{w}`, got {e:?}"
+                );
+                assert!(c.servers.is_empty());
+            }
         }
     }
 }

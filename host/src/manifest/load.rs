@@ -47,14 +47,68 @@ fn file_error(path: &Path, message: String) -> ManifestResult {
     }
 }
 
-/// Decodes YAML text; `Err` is the message (with line and column). An
-/// integer outside 64 bits is valid YAML that no field can hold, so it is
-/// named as such, with its field path, rather than called invalid YAML.
+/// Most integers beyond 64 bits [`decode_yaml`] quotes in one file before it
+/// gives up (each one costs a parse of the whole file).
+pub const MAX_QUOTED_INTEGERS: usize = 64;
+
+/// Decodes YAML text; `Err` is the message (with line and column).
+///
+/// An integer outside 64 bits (`args: [99999999999999999999999]`) is valid
+/// YAML that yaml_serde cannot hold; rather than lose the whole file (and
+/// with it every good server, `spec/mcp-client.md` §1), it is quoted where
+/// it stands and the text parsed again, at most [`MAX_QUOTED_INTEGERS`]
+/// times. The validator then sees a string: accepted where a scalar is
+/// stringified (`args`, `env`), "out of range" in a numeric field, for that
+/// server only. An integer that cannot be quoted in place (behind an alias
+/// or a tag) stays a whole-file error naming its field path.
+///
+/// A key that appears twice in one mapping stays a whole-file error (YAML
+/// requires unique keys); the message names the key and its lines.
 pub fn decode_yaml(text: &str) -> Result<Value, String> {
-    yaml_serde::from_str::<Value>(text).map_err(|e| {
+    let mut text = std::borrow::Cow::Borrowed(text);
+    let mut quoted = 0;
+    loop {
+        let e = match yaml_serde::from_str::<Value>(&text) {
+            Ok(v) => return Ok(v),
+            Err(e) => e,
+        };
         let raw = e.to_string();
-        out_of_range_integer(&raw).unwrap_or_else(|| format!("is not valid YAML: {raw}"))
-    })
+        let Some(range_msg) = out_of_range_integer(&raw) else {
+            return Err(
+                duplicate_key(&raw, &text).unwrap_or_else(|| format!("is not valid YAML: {raw}"))
+            );
+        };
+        if quoted == MAX_QUOTED_INTEGERS {
+            return Err(format!(
+                "{range_msg}; the file has more than {MAX_QUOTED_INTEGERS} such integers"
+            ));
+        }
+        match e
+            .location()
+            .and_then(|l| quote_integer_at(&text, l.index()))
+        {
+            Some(t) => {
+                text = std::borrow::Cow::Owned(t);
+                quoted += 1;
+            }
+            None => return Err(range_msg),
+        }
+    }
+}
+
+/// `text` with the plain integer scalar at byte `at` (after an optional
+/// `&anchor`) put in double quotes; `None` when no such scalar is there.
+fn quote_integer_at(text: &str, at: usize) -> Option<String> {
+    static INT: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"^(?:&[^\s,\[\]{}]+[ \t]+)?([-+]?(?:0x[0-9a-fA-F]+|0o[0-7]+|[0-9]+))(?:[\s,\]}#:]|$)",
+        )
+        .expect("a valid pattern")
+    });
+    let rest = text.get(at..)?;
+    let m = INT.captures(rest)?.get(1)?;
+    let (s, e) = (at + m.start(), at + m.end());
+    Some(format!("{}\"{}\"{}", &text[..s], &text[s..e], &text[e..]))
 }
 
 /// Rewrites yaml_serde's "invalid type: integer `N` as u128/i128" (a number
@@ -80,6 +134,84 @@ fn out_of_range_integer(raw: &str) -> Option<String> {
             u64::MAX
         ),
     })
+}
+
+/// Rewrites yaml_serde's "duplicate entry with key K at line L column C"
+/// (L:C is where the mapping starts) into a message naming the key and, for
+/// a block mapping, the lines that hold it.
+fn duplicate_key(raw: &str, text: &str) -> Option<String> {
+    static RE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"^(?:(?P<path>\S+): )?duplicate entry (?:with key (?P<key>.+?)|with null key|in YAML map)(?: at line (?P<line>[0-9]+) column (?P<col>[0-9]+))?$",
+        )
+        .expect("a valid pattern")
+    });
+    let c = RE.captures(raw)?;
+    // yaml_serde gives no place for the top-level mapping: it starts at 1:1.
+    let place = match (c.name("line"), c.name("col"), c.name("path")) {
+        (Some(l), Some(k), _) => Some((l.as_str().parse().ok()?, k.as_str().parse().ok()?)),
+        (_, _, None) => Some((1, 1)),
+        _ => None,
+    };
+    let key = c.name("key").map_or("null", |k| k.as_str());
+    // A string key is printed with Rust's {:?}; plain keys are what we scan for.
+    let bare = key
+        .strip_prefix('"')
+        .and_then(|k| k.strip_suffix('"'))
+        .or_else(|| key.strip_prefix('`').and_then(|k| k.strip_suffix('`')))
+        .unwrap_or(key);
+    let mapping = match c.name("path") {
+        Some(p) => format!("the mapping {}", p.as_str()),
+        None => "the top-level mapping".to_string(),
+    };
+    let at = match place {
+        Some((line, col)) => {
+            let lines = block_key_lines(text, line, col, bare);
+            if lines.len() >= 2 {
+                let shown: Vec<String> = lines.iter().map(ToString::to_string).collect();
+                format!(" (at lines {})", shown.join(" and "))
+            } else {
+                format!(" (in the mapping at line {line} column {col})")
+            }
+        }
+        None => String::new(),
+    };
+    Some(format!(
+        "is not valid YAML: {mapping} has the key {key} more than once{at}; the keys of a mapping must be unique"
+    ))
+}
+
+/// Lines (1-based) of a block mapping that starts at `line`:`col` whose
+/// key is `key` (plain or quoted), scanning until the mapping ends.
+fn block_key_lines(text: &str, line: usize, col: usize, key: &str) -> Vec<usize> {
+    let indent = col.saturating_sub(1);
+    let spellings = [key.to_string(), format!("\"{key}\""), format!("'{key}'")];
+    let mut found = Vec::new();
+    for (i, l) in text.lines().enumerate().skip(line.saturating_sub(1)) {
+        let body = l.trim_start_matches(' ');
+        if body.is_empty() || body.starts_with('#') {
+            continue;
+        }
+        let depth = l.len() - body.len();
+        if depth < indent && i + 1 > line {
+            break;
+        }
+        let at_key = if i + 1 == line {
+            l.get(indent..).unwrap_or("")
+        } else if depth == indent {
+            body
+        } else {
+            continue;
+        };
+        if spellings.iter().any(|s| {
+            at_key
+                .strip_prefix(s.as_str())
+                .is_some_and(|r| r.trim_start().starts_with(':'))
+        }) {
+            found.push(i + 1);
+        }
+    }
+    found
 }
 
 /// Decodes JSON text straight into the universal value type, keeping the
@@ -137,8 +269,11 @@ pub fn read_skills(res: &mut ManifestResult, ctx: &ManifestContext) {
 }
 
 /// Loads a config file: its top-level `mcp_servers` in the server schema
-/// (other top-level keys belong to the embedding agent and are ignored).
-/// Servers carry `plugin: None`.
+/// (other top-level keys belong to the embedding agent and are ignored,
+/// `spec/mcp-client.md` §1). Servers carry `plugin: None`. A mapping without
+/// an `mcp_servers` key is one error (`<file>: has no mcp_servers mapping`,
+/// with a "did you mean" for `mcpServers` and the like); `mcp_servers:`
+/// empty or null, and an empty file, give no servers and no error.
 pub fn load_config(path: &Path) -> ServersResult {
     let ctx = ManifestContext::new(path.display().to_string(), plugin_dir_of(path));
     load_config_with(path, &ctx)
@@ -165,9 +300,37 @@ pub fn load_config_with(path: &Path, ctx: &ManifestContext) -> ServersResult {
         Err(m) => return fail(m),
     };
     match &value {
+        // An empty (or comments-only) file: nothing configured yet.
         Value::Null => ServersResult::default(),
-        Value::Mapping(m) => servers_from_value(m.get("mcp_servers"), ctx, None),
+        Value::Mapping(m) if m.contains_key("mcp_servers") => {
+            servers_from_value(m.get("mcp_servers"), ctx, None)
+        }
+        Value::Mapping(m) => fail(no_mcp_servers_message(m)),
         other => fail(format!("must be a mapping (got {})", describe(other))),
+    }
+}
+
+/// The problem of a config whose top level has no `mcp_servers` key (other
+/// keys belong to the embedding agent, `spec/mcp-client.md` §1, so only the
+/// missing key is reported), with a hint when a near spelling is there
+/// (`mcpServers`, `mcp-servers`, `mcp_server`, `servers`).
+fn no_mcp_servers_message(m: &Mapping) -> String {
+    let near = m.keys().filter_map(Value::as_str).find(|k| {
+        let folded: String = k
+            .chars()
+            .filter(|c| !matches!(c, '_' | '-' | ' ' | '.'))
+            .flat_map(char::to_lowercase)
+            .collect();
+        matches!(
+            folded.as_str(),
+            "mcpservers" | "mcpserver" | "servers" | "mcp" | "mcps"
+        ) || strsim::levenshtein(k, "mcp_servers") <= 2
+    });
+    match near {
+        Some(k) => format!(
+            "has no mcp_servers mapping (did you mean `mcp_servers`? this file has `{k}`, which wasmgate does not read)"
+        ),
+        None => "has no mcp_servers mapping (wasmgate reads its servers from the top-level `mcp_servers` key; other keys are ignored)".to_string(),
     }
 }
 
@@ -421,7 +584,7 @@ pub fn load_plugin_json_with(path: &Path, ctx: &ManifestContext) -> ManifestResu
         };
         match server_from_value(&name, entry, ctx, plugin.as_deref(), &label, &mut warnings) {
             Ok(s) => servers.push(s),
-            Err(e) => errors.push(e),
+            Err(e) => errors.extend(e),
         }
     }
     if let Some(m) = res.manifest.as_mut() {
@@ -559,22 +722,81 @@ fn extension_entry(d: &Value) -> Result<(Option<Value>, Option<Value>), Fail> {
 #[cfg(test)]
 mod tests {
     use super::decode_yaml;
+    use yaml_serde::Value;
 
     #[test]
-    fn an_integer_beyond_64_bits_is_named_with_its_field_path() {
-        let e =
-            decode_yaml("mcp_servers:\n  s:\n    timeout: 99999999999999999999999\n").unwrap_err();
+    fn an_integer_beyond_64_bits_is_quoted_where_it_stands() {
+        let v = decode_yaml(
+            "mcp_servers:\n  s:\n    timeout: 99999999999999999999999\n    args: [1, -99999999999999999999999, 0x1FFFFFFFFFFFFFFFFFF, x]\n  t: {args: [&a 99999999999999999999999 ]}\n  ü: [é, 99999999999999999999999]\n  99999999999999999999999: 1\n",
+        )
+        .unwrap();
+        let s = &v["mcp_servers"]["s"];
         assert_eq!(
-            e,
-            "mcp_servers.s.timeout: the integer 99999999999999999999999 is out of range (at most 18446744073709551615) at line 3 column 14"
+            s["timeout"],
+            Value::String("99999999999999999999999".into())
         );
-        let e = decode_yaml("- -99999999999999999999999\n").unwrap_err();
+        assert_eq!(
+            s["args"],
+            yaml_serde::from_str::<Value>(
+                "[1, '-99999999999999999999999', '0x1FFFFFFFFFFFFFFFFFF', x]"
+            )
+            .unwrap()
+        );
+        assert_eq!(
+            v["mcp_servers"]["t"]["args"][0],
+            Value::String("99999999999999999999999".into())
+        );
+        // Byte offsets, not characters, after non-ASCII text on the same line.
+        assert_eq!(
+            v["mcp_servers"]["ü"][1],
+            Value::String("99999999999999999999999".into())
+        );
+        assert_eq!(
+            v["mcp_servers"]["99999999999999999999999"],
+            Value::Number(1.into())
+        );
+        // Behind a tag it cannot be quoted in place: named with its path.
+        let e = decode_yaml("a: !!int 99999999999999999999999\n").unwrap_err();
         assert!(
-            e.contains("the integer -99999999999999999999999 is out of range"),
+            e.contains("the integer 99999999999999999999999 is out of range"),
             "{e}"
+        );
+        // Bounded: past MAX_QUOTED_INTEGERS the file is refused.
+        let many = "- 99999999999999999999999\n".repeat(super::MAX_QUOTED_INTEGERS + 1);
+        let e = decode_yaml(&many).unwrap_err();
+        assert!(
+            e.contains("the integer 99999999999999999999999 is out of range")
+                && e.contains("more than 64 such integers"),
+            "{e}"
+        );
+        assert!(
+            decode_yaml(&"- 99999999999999999999999\n".repeat(super::MAX_QUOTED_INTEGERS)).is_ok()
         );
         // Broken YAML still says so.
         let e = decode_yaml("a: [1, 2\n").unwrap_err();
         assert!(e.starts_with("is not valid YAML: "), "{e}");
+    }
+
+    #[test]
+    fn a_duplicate_key_names_the_key_and_its_lines() {
+        let e = decode_yaml(
+            "mcp_servers:\n  s: {command: x}\n  # note\n  t: {command: z}\n  s: {command: y}\n",
+        )
+        .unwrap_err();
+        assert_eq!(
+            e,
+            "is not valid YAML: the mapping mcp_servers has the key \"s\" more than once (at lines 2 and 5); the keys of a mapping must be unique"
+        );
+        let e = decode_yaml("a: 1\nb: 2\n'a': 3\n").unwrap_err();
+        assert!(
+            e.contains("the top-level mapping has the key \"a\" more than once (at lines 1 and 3)"),
+            "{e}"
+        );
+        // A flow mapping: the line and column where it starts.
+        let e = decode_yaml("x:\n  y: {k: 1, k: 2}\n").unwrap_err();
+        assert!(
+            e.contains("the mapping x.y has the key \"k\" more than once (in the mapping at line 2 column 6)"),
+            "{e}"
+        );
     }
 }

@@ -5,8 +5,13 @@ use crate::declaration::value::describe;
 use std::time::Duration;
 use yaml_serde::Value;
 
-/// A positive number of seconds (integer or decimal, or such a number as a
-/// string). `Err` says why: not a number, not finite, zero/negative, too large.
+/// Shortest duration a seconds field accepts: 1 ms. Anything shorter is a
+/// typo (`1e-10`) that would round to zero and make every call time out.
+pub const MIN_SECONDS: Duration = Duration::from_millis(1);
+
+/// A number of seconds of at least [`MIN_SECONDS`] (integer or decimal, or
+/// such a number as a string). `Err` says why: not a number, not finite,
+/// zero/negative, below 1 ms, out of range.
 pub fn parse_seconds(v: &Value) -> Result<Duration, String> {
     let f = match v {
         Value::Number(n) => n.as_f64(),
@@ -24,10 +29,19 @@ pub fn parse_seconds(v: &Value) -> Result<Duration, String> {
     if f <= 0.0 {
         return Err("must be a positive number of seconds".into());
     }
-    Duration::try_from_secs_f64(f).map_err(|_| "is too large a number of seconds".into())
+    if f < MIN_SECONDS.as_secs_f64() {
+        return Err(format!("must be at least 0.001 seconds (1 ms; got {f} s)"));
+    }
+    Duration::try_from_secs_f64(f).map_err(|_| {
+        format!(
+            "is out of range (at most {} seconds)",
+            Duration::MAX.as_secs()
+        )
+    })
 }
 
-/// A non-negative integer (or such an integer as a string).
+/// A non-negative integer (or such an integer as a string). Digits beyond
+/// 64 bits (a string, or an integer `decode_yaml` quoted) are "out of range".
 pub fn parse_uint(v: &Value) -> Result<u64, String> {
     let n = match v {
         Value::Number(n) => n.as_u64().or_else(|| {
@@ -39,7 +53,10 @@ pub fn parse_uint(v: &Value) -> Result<u64, String> {
         Value::String(s) => {
             let t = s.trim();
             if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
-                t.parse().ok()
+                match t.parse() {
+                    Ok(n) => Some(n),
+                    Err(_) => return Err(format!("is out of range (at most {})", u64::MAX)),
+                }
             } else {
                 None
             }
@@ -93,10 +110,20 @@ mod tests {
             Duration::from_millis(500)
         );
         for bad in [
-            "abc", "'-1'", "-1", "0", "'inf'", ".inf", "'1e3'", "true", "[1]", "1e300",
+            "abc", "'-1'", "-1", "0", "'inf'", ".inf", "'1e3'", "true", "[1]", "1e300", "1e-10",
+            "0.0009", "'0.0001'",
         ] {
             assert!(parse_seconds(&v(bad)).is_err(), "{bad}");
         }
+        assert_eq!(parse_seconds(&v("0.001")).unwrap(), MIN_SECONDS);
+        assert_eq!(
+            parse_seconds(&v("1e-10")).unwrap_err(),
+            "must be at least 0.001 seconds (1 ms; got 0.0000000001 s)"
+        );
+        assert_eq!(
+            parse_seconds(&v("'99999999999999999999999'")).unwrap_err(),
+            "is out of range (at most 18446744073709551615 seconds)"
+        );
     }
 
     #[test]
@@ -107,5 +134,9 @@ mod tests {
         for bad in ["-1", "1.5", "'x'", "null", "'-3'"] {
             assert!(parse_uint(&v(bad)).is_err(), "{bad}");
         }
+        assert_eq!(
+            parse_uint(&v("'99999999999999999999999'")).unwrap_err(),
+            "is out of range (at most 18446744073709551615)"
+        );
     }
 }

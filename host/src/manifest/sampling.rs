@@ -87,31 +87,110 @@ const SAMPLING_KEYS: [&str; 8] = [
 ];
 
 fn u32_field(v: &Value, min: u64, path: &str) -> Result<u32, (String, String)> {
+    let max = u64::from(u32::MAX);
     match parse_uint(v) {
-        Ok(n) if n >= min && n <= u64::from(u32::MAX) => Ok(n as u32),
+        Ok(n) if n >= min && n <= max => Ok(n as u32),
+        Ok(n) if n < min => Err((
+            path.to_string(),
+            format!("must be an integer from {min} to {max}"),
+        )),
+        // Above u32, or digits beyond 64 bits.
         Ok(_) => Err((
             path.to_string(),
-            format!("must be an integer from {min} to {}", u32::MAX),
+            format!("is out of range (an integer from {min} to {max})"),
+        )),
+        Err(m) if m.starts_with("is out of range") => Err((
+            path.to_string(),
+            format!("is out of range (an integer from {min} to {max})"),
         )),
         Err(m) => Err((path.to_string(), m)),
     }
 }
 
-/// Parses `sampling:` (null/absent → defaults). `Err((field path, message))`.
-pub fn parse_sampling(v: Option<&Value>) -> Result<SamplingPolicy, (String, String)> {
+/// Sets one `sampling` key on `p`; `Err((field path, message))`.
+fn set_key(
+    p: &mut SamplingPolicy,
+    key: &str,
+    v: &Value,
+    path: String,
+) -> Result<(), (String, String)> {
+    match key {
+        "enabled" => match v {
+            Value::Bool(b) => p.enabled = *b,
+            o => {
+                return Err((path, format!("must be a boolean (got {})", describe(o))));
+            }
+        },
+        "model" => match v {
+            Value::String(s) if !s.trim().is_empty() => p.model = Some(s.trim().to_string()),
+            o => {
+                return Err((
+                    path,
+                    format!("must be a non-empty string (got {})", describe(o)),
+                ));
+            }
+        },
+        "max_tokens_cap" => p.max_tokens_cap = u32_field(v, 1, &path)?,
+        "timeout" => p.timeout = parse_seconds(v).map_err(|m| (path, m))?,
+        "max_rpm" => p.max_rpm = u32_field(v, 0, &path)?,
+        "max_tool_rounds" => p.max_tool_rounds = u32_field(v, 0, &path)?,
+        "allowed_models" => {
+            let Value::Sequence(items) = v else {
+                return Err((
+                    path,
+                    format!("must be a list of model names (got {})", describe(v)),
+                ));
+            };
+            let mut out = Vec::with_capacity(items.len());
+            for (i, it) in items.iter().enumerate() {
+                match it {
+                    Value::String(s) if !s.trim().is_empty() => out.push(s.trim().to_string()),
+                    o => {
+                        return Err((
+                            format!("{path}[{i}]"),
+                            format!("must be a non-empty string (got {})", describe(o)),
+                        ));
+                    }
+                }
+            }
+            p.allowed_models = out;
+        }
+        "log_level" => {
+            p.log_level = match v.as_str() {
+                Some("debug") => SamplingLogLevel::Debug,
+                Some("info") => SamplingLogLevel::Info,
+                Some("warning") => SamplingLogLevel::Warning,
+                Some("error") => SamplingLogLevel::Error,
+                _ => {
+                    return Err((
+                        path,
+                        "must be one of ['debug', 'info', 'warning', 'error']".into(),
+                    ));
+                }
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Parses `sampling:` (null/absent → defaults). `Err` lists every bad key
+/// as `(field path, message)`, in the block's order.
+pub fn parse_sampling(v: Option<&Value>) -> Result<SamplingPolicy, Vec<(String, String)>> {
     let mut p = SamplingPolicy::default();
     let m = match v {
         None | Some(Value::Null) => return Ok(p),
         Some(Value::Mapping(m)) => m,
         Some(other) => {
-            return Err((
+            return Err(vec![(
                 "sampling".into(),
                 format!("must be a mapping (got {})", describe(other)),
-            ));
+            )]);
         }
     };
+    let mut bad = Vec::new();
     if let Some(msg) = unknown_keys_message(m, &SAMPLING_KEYS) {
-        return Err(("sampling".into(), msg));
+        bad.push(("sampling".into(), msg));
     }
     for (k, v) in m {
         let key = k.as_str().unwrap_or_default();
@@ -119,72 +198,18 @@ pub fn parse_sampling(v: Option<&Value>) -> Result<SamplingPolicy, (String, Stri
         if v.is_null() {
             continue; // null keeps the default
         }
-        match key {
-            "enabled" => match v {
-                Value::Bool(b) => p.enabled = *b,
-                o => {
-                    return Err((path, format!("must be a boolean (got {})", describe(o))));
-                }
-            },
-            "model" => match v {
-                Value::String(s) if !s.trim().is_empty() => p.model = Some(s.trim().to_string()),
-                o => {
-                    return Err((
-                        path,
-                        format!("must be a non-empty string (got {})", describe(o)),
-                    ));
-                }
-            },
-            "max_tokens_cap" => p.max_tokens_cap = u32_field(v, 1, &path)?,
-            "timeout" => p.timeout = parse_seconds(v).map_err(|m| (path, m))?,
-            "max_rpm" => p.max_rpm = u32_field(v, 0, &path)?,
-            "max_tool_rounds" => p.max_tool_rounds = u32_field(v, 0, &path)?,
-            "allowed_models" => {
-                let Value::Sequence(items) = v else {
-                    return Err((
-                        path,
-                        format!("must be a list of model names (got {})", describe(v)),
-                    ));
-                };
-                let mut out = Vec::with_capacity(items.len());
-                for (i, it) in items.iter().enumerate() {
-                    match it {
-                        Value::String(s) if !s.trim().is_empty() => out.push(s.trim().to_string()),
-                        o => {
-                            return Err((
-                                format!("{path}[{i}]"),
-                                format!("must be a non-empty string (got {})", describe(o)),
-                            ));
-                        }
-                    }
-                }
-                p.allowed_models = out;
-            }
-            "log_level" => {
-                p.log_level = match v.as_str() {
-                    Some("debug") => SamplingLogLevel::Debug,
-                    Some("info") => SamplingLogLevel::Info,
-                    Some("warning") => SamplingLogLevel::Warning,
-                    Some("error") => SamplingLogLevel::Error,
-                    _ => {
-                        return Err((
-                            path,
-                            "must be one of ['debug', 'info', 'warning', 'error']".into(),
-                        ));
-                    }
-                }
-            }
-            _ => {}
+        if let Err(f) = set_key(&mut p, key, v, path) {
+            bad.push(f);
         }
     }
-    Ok(p)
+    if bad.is_empty() { Ok(p) } else { Err(bad) }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn parse(y: &str) -> Result<SamplingPolicy, (String, String)> {
+    fn parse(y: &str) -> Result<SamplingPolicy, Vec<(String, String)>> {
         let v: Value = yaml_serde::from_str(y).unwrap();
         parse_sampling(Some(&v))
     }
@@ -218,7 +243,7 @@ mod tests {
             ("{max_tokens: 5}", "sampling"),
             ("[1]", "sampling"),
         ] {
-            assert_eq!(parse(y).unwrap_err().0, path, "{y}");
+            assert_eq!(parse(y).unwrap_err()[0].0, path, "{y}");
         }
     }
 }

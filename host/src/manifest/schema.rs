@@ -17,13 +17,13 @@
 //!   - {name: git, markdown: "..."}
 //! ```
 //!
-//! A bad server yields one error and the good servers are kept.
+//! A bad server yields every one of its problems and the good servers are kept.
 
 use super::num::{parse_seconds, parse_uint};
-use super::sampling::parse_sampling;
+use super::sampling::{SamplingPolicy, parse_sampling};
 use super::server::{ServerSpec, ToolFilter, Transport};
 use crate::declaration::parse::relative_name;
-use crate::declaration::value::{describe, scalar_text, unknown_keys_message};
+use crate::declaration::value::{describe, did_you_mean, scalar_text, unknown_keys_message};
 use crate::declaration::{
     Declaration, DeclarationError, Liveness, ParseOptions, parse_declaration,
 };
@@ -194,7 +194,7 @@ impl ManifestResult {
 pub struct ServersResult {
     /// Valid servers in file order.
     pub servers: Vec<ServerSpec>,
-    /// One error per bad server (and per bad top-level field).
+    /// Every problem of each bad server (and each bad top-level field).
     pub errors: Vec<ManifestError>,
     /// Non-fatal notes.
     pub warnings: Vec<String>,
@@ -410,7 +410,7 @@ pub fn servers_from_value(
         let label = ctx.server_where(&name);
         match server_from_value(&name, entry, ctx, plugin, &label, &mut out.warnings) {
             Ok(s) => out.servers.push(s),
-            Err(e) => out.errors.push(e),
+            Err(e) => out.errors.extend(e),
         }
     }
     out
@@ -437,8 +437,16 @@ const SERVER_KEYS: [&str; 15] = [
 /// Validates one server entry (`mcp_servers.<name>`). `label` is the where
 /// of its errors (`<where> server '<name>'`); warnings are appended.
 ///
+/// Every independent problem of the entry is reported at once (the
+/// `wasmgate check` promise, `spec/declarations.md` §2a): the transport
+/// choice, each bad `args` / `env` / `headers` / `env_passthrough` item, each
+/// numeric field, `tools`, each `sampling` key, and the declaration. Inside
+/// `app` / `requires` the first failing check wins (reference §2 fixes that
+/// order), so the declaration adds at most one error.
+///
 /// # Errors
-/// The first problem of the entry, as a [`ManifestError`] carrying `label`.
+/// Every problem of the entry, in entry order of the checks, each a
+/// [`ManifestError`] carrying `label`; never empty.
 pub fn server_from_value(
     name: &str,
     entry: &Value,
@@ -446,214 +454,129 @@ pub fn server_from_value(
     plugin: Option<&str>,
     label: &str,
     warnings: &mut Vec<String>,
-) -> Result<ServerSpec, ManifestError> {
+) -> Result<ServerSpec, Vec<ManifestError>> {
     let err = |path: &str, msg: String| ManifestError::new(label, Some(name), path, msg);
     let Value::Mapping(m) = entry else {
-        return Err(err(
+        return Err(vec![err(
             "",
             format!(
                 "the server entry must be a mapping (got {})",
                 describe(entry)
             ),
-        ));
+        )]);
     };
+    let mut errs: Vec<ManifestError> = Vec::new();
+    let fail = |errs: &mut Vec<ManifestError>, (p, msg): Fail| errs.push(err(&p, msg));
     if let Some(msg) = unknown_keys_message(m, &SERVER_KEYS) {
-        return Err(err("", msg));
+        errs.push(err("", msg));
     }
     let get = |k: &str| m.get(k).filter(|v| !v.is_null());
-
-    let enabled = match get("enabled") {
-        None => true,
+    let boolean = |key: &str, default: bool, errs: &mut Vec<ManifestError>| match get(key) {
+        None => default,
         Some(Value::Bool(b)) => *b,
         Some(o) => {
-            return Err(err(
-                "enabled",
+            errs.push(err(
+                key,
                 format!("must be a boolean (true or false; got {})", describe(o)),
             ));
+            default
         }
     };
+    let enabled = boolean("enabled", true, &mut errs);
+    let app_endpoint = boolean("app_endpoint", false, &mut errs);
 
-    let app_endpoint = match get("app_endpoint") {
-        None => false,
-        Some(Value::Bool(b)) => *b,
-        Some(o) => {
-            return Err(err(
-                "app_endpoint",
-                format!("must be a boolean (got {})", describe(o)),
-            ));
-        }
-    };
     let has_command = get("command").is_some();
     let has_url = get("url").is_some();
-    match (has_command as u8) + (has_url as u8) + (app_endpoint as u8) {
-        1 => {}
-        0 => {
-            return Err(err(
-                "command",
-                "is missing: a server needs exactly one of command, url or app_endpoint: true"
-                    .into(),
-            ));
-        }
-        _ => {
-            let given: Vec<&str> = [
-                (has_command, "command"),
-                (has_url, "url"),
-                (app_endpoint, "app_endpoint"),
-            ]
-            .iter()
-            .filter(|(b, _)| *b)
-            .map(|(_, n)| *n)
-            .collect();
-            return Err(err(
-                given[1],
-                format!(
-                    "cannot be combined with {}: a server needs exactly one of command, url or app_endpoint: true",
-                    given[0]
-                ),
-            ));
-        }
-    }
-    // Keys that only belong to one transport.
-    for (key, needs) in [
-        ("args", has_command),
-        ("env", has_command),
-        ("env_passthrough", has_command),
-        ("headers", has_url),
-    ] {
-        if get(key).is_some() && !needs {
-            let t = if key == "headers" { "url" } else { "command" };
-            return Err(err(key, format!("is only valid with {t}")));
-        }
-    }
-    let plugin_dir = ctx.plugin_dir.to_string_lossy().into_owned();
-    let with_dir = |s: &str| s.replace("${PLUGIN_DIR}", &plugin_dir);
-
-    let transport = if has_command {
-        let command = match get("command") {
-            Some(Value::String(s)) if !s.trim().is_empty() => with_dir(s.trim()),
-            Some(o) => {
-                return Err(err(
-                    "command",
-                    format!("must be a non-empty string (got {})", describe(o)),
-                ));
-            }
-            None => return Err(err("command", "is missing".into())),
-        };
-        let mut args = Vec::new();
-        match get("args") {
-            None => {}
-            Some(Value::Sequence(items)) => {
-                for (i, it) in items.iter().enumerate() {
-                    match scalar_text(it) {
-                        Some(t) => args.push(with_dir(&t)),
-                        None => {
-                            return Err(err(
-                                &format!("args[{i}]"),
-                                format!(
-                                    "must be a string, number or boolean (got {})",
-                                    describe(it)
-                                ),
-                            ));
-                        }
-                    }
+    let given: Vec<&str> = [
+        (has_command, "command"),
+        (has_url, "url"),
+        (app_endpoint, "app_endpoint"),
+    ]
+    .iter()
+    .filter(|(b, _)| *b)
+    .map(|(_, n)| *n)
+    .collect();
+    match given.len() {
+        1 => {
+            // Keys that only belong to one transport (noise when the
+            // transport itself is in question).
+            for (key, needs) in [
+                ("args", has_command),
+                ("env", has_command),
+                ("env_passthrough", has_command),
+                ("headers", has_url),
+            ] {
+                if get(key).is_some() && !needs {
+                    let t = if key == "headers" { "url" } else { "command" };
+                    errs.push(err(key, format!("is only valid with {t}")));
                 }
             }
-            Some(o) => {
-                return Err(err("args", format!("must be a list (got {})", describe(o))));
-            }
         }
-        if let Some(bad) = args.iter().position(|a| a.contains('\0')) {
-            return Err(err(&format!("args[{bad}]"), "must not contain NUL".into()));
-        }
-        let env = string_map(get("env"), "env", true, ctx, label, warnings, &with_dir)
-            .map_err(|(p, msg)| err(&p, msg))?;
-        let mut env_passthrough = Vec::new();
-        match get("env_passthrough") {
-            None => {}
-            Some(Value::Sequence(items)) => {
-                for (i, it) in items.iter().enumerate() {
-                    match it {
-                        Value::String(s) if is_env_name(s) => env_passthrough.push(s.clone()),
-                        o => {
-                            return Err(err(
-                                &format!("env_passthrough[{i}]"),
-                                format!(
-                                    "must be an environment variable name (got {})",
-                                    describe(o)
-                                ),
-                            ));
-                        }
-                    }
-                }
-            }
-            Some(o) => {
-                return Err(err(
-                    "env_passthrough",
-                    format!("must be a list of names (got {})", describe(o)),
-                ));
-            }
-        }
-        Transport::Stdio {
-            command,
-            args,
-            env,
-            env_passthrough,
-        }
-    } else if has_url {
-        let url = match get("url") {
-            Some(Value::String(s)) if is_http_url(s.trim()) => s.trim().to_string(),
-            Some(Value::String(_)) => {
-                return Err(err(
-                    "url",
-                    "must be an http:// or https:// URL with a host".into(),
-                ));
-            }
-            Some(o) => {
-                return Err(err(
-                    "url",
-                    format!("must be a string (got {})", describe(o)),
-                ));
-            }
-            None => return Err(err("url", "is missing".into())),
-        };
-        let headers = string_map(
-            get("headers"),
-            "headers",
-            false,
-            ctx,
-            label,
-            warnings,
-            &|s| s.to_string(),
-        )
-        .map_err(|(p, msg)| err(&p, msg))?;
-        Transport::Http { url, headers }
-    } else {
-        Transport::AppEndpoint
+        // A non-boolean app_endpoint, or an unknown key that is a typo of
+        // a transport key (`comand`), is reported above; which transport
+        // was meant is then unknown.
+        0 if get("app_endpoint").is_some_and(|v| !v.is_bool()) || misspelt_transport(m) => {}
+        0 => errs.push(err(
+            "command",
+            "is missing: a server needs exactly one of command, url or app_endpoint: true".into(),
+        )),
+        _ => errs.push(err(
+            given[1],
+            format!(
+                "cannot be combined with {}: a server needs exactly one of command, url or app_endpoint: true",
+                given[0]
+            ),
+        )),
+    }
+
+    // Each given transport is checked, so a server with both command and
+    // url also hears about a bad url.
+    let mut bad: Vec<Fail> = Vec::new();
+    let stdio = has_command.then(|| stdio_transport(m, ctx, label, warnings, &mut bad));
+    let http = has_url.then(|| http_transport(m, ctx, label, warnings, &mut bad));
+    for f in bad.drain(..) {
+        fail(&mut errs, f);
+    }
+    let transport = match (stdio, http) {
+        (Some(Some(t)), None) | (None, Some(Some(t))) => Some(t),
+        (None, None) if app_endpoint => Some(Transport::AppEndpoint),
+        _ => None,
     };
 
-    let timeout = match get("timeout") {
-        None => DEFAULT_TIMEOUT,
-        Some(v) => parse_seconds(v).map_err(|m| err("timeout", m))?,
+    let seconds = |key: &str, default: Duration, errs: &mut Vec<ManifestError>| match get(key) {
+        None => default,
+        Some(v) => parse_seconds(v).unwrap_or_else(|msg| {
+            errs.push(err(key, msg));
+            default
+        }),
     };
-    let connect_timeout = match get("connect_timeout") {
-        None => DEFAULT_CONNECT_TIMEOUT,
-        Some(v) => parse_seconds(v).map_err(|m| err("connect_timeout", m))?,
-    };
-    let tools = parse_tools(get("tools")).map_err(|(p, m)| err(&p, m))?;
+    let timeout = seconds("timeout", DEFAULT_TIMEOUT, &mut errs);
+    let connect_timeout = seconds("connect_timeout", DEFAULT_CONNECT_TIMEOUT, &mut errs);
+    let tools = parse_tools(get("tools"), &mut bad);
     let max_result_bytes = match get("max_result_bytes") {
         None => DEFAULT_MAX_RESULT_BYTES,
         Some(v) => match parse_uint(v) {
             Ok(n) if n >= 1 && usize::try_from(n).is_ok() => n as usize,
             Ok(_) => {
-                return Err(err(
-                    "max_result_bytes",
+                bad.push((
+                    "max_result_bytes".into(),
                     "must be a positive number of bytes".into(),
                 ));
+                DEFAULT_MAX_RESULT_BYTES
             }
-            Err(m) => return Err(err("max_result_bytes", m)),
+            Err(msg) => {
+                bad.push(("max_result_bytes".into(), msg));
+                DEFAULT_MAX_RESULT_BYTES
+            }
         },
     };
-    let sampling = parse_sampling(get("sampling")).map_err(|(p, m)| err(&p, m))?;
+    let sampling = parse_sampling(get("sampling")).unwrap_or_else(|fails| {
+        bad.extend(fails);
+        SamplingPolicy::default()
+    });
+    for f in bad.drain(..) {
+        fail(&mut errs, f);
+    }
 
     let raw_app = m.get("app");
     let raw_requires = m.get("requires");
@@ -662,33 +585,194 @@ pub fn server_from_value(
             let opts = ParseOptions {
                 allow_custom_version: ctx.allow_custom_version,
             };
-            Some(
-                parse_declaration(name, raw_app, raw_requires, label, opts)
-                    .map_err(|e| ManifestError::from_declaration(e, name))?,
-            )
+            match parse_declaration(name, raw_app, raw_requires, label, opts) {
+                Ok(d) => Some(Ok(d)),
+                Err(e) => {
+                    errs.push(ManifestError::from_declaration(e, name));
+                    Some(Err(()))
+                }
+            }
         } else {
             None
         };
-    if app_endpoint && !has_server_json(declaration.as_ref()) {
-        return Err(err(
+    // A declaration that failed to parse is already reported; its liveness
+    // cannot be judged.
+    let declaration_ok = !matches!(declaration, Some(Err(())));
+    let declaration = declaration.and_then(Result::ok);
+    if given == ["app_endpoint"] && declaration_ok && !has_server_json(declaration.as_ref()) {
+        errs.push(err(
             "app_endpoint",
             "needs an app block whose liveness is server_json (the URL and token come from that file)"
                 .into(),
         ));
     }
 
-    Ok(ServerSpec {
-        name: name.to_string(),
-        plugin: plugin.map(str::to_string),
-        enabled,
-        transport,
-        timeout,
-        connect_timeout,
-        tools,
-        max_result_bytes,
-        sampling,
-        declaration,
+    match transport {
+        Some(transport) if errs.is_empty() => Ok(ServerSpec {
+            name: name.to_string(),
+            plugin: plugin.map(str::to_string),
+            enabled,
+            transport,
+            timeout,
+            connect_timeout,
+            tools,
+            max_result_bytes,
+            sampling,
+            declaration,
+        }),
+        _ => {
+            // Every path to "no transport" pushes its reason; this is a
+            // guard, never a panic.
+            if errs.is_empty() {
+                errs.push(err("", "has no usable transport".into()));
+            }
+            Err(errs)
+        }
+    }
+}
+
+type Fail = (String, String);
+
+/// `command`, `args`, `env`, `env_passthrough` of a stdio server; `None`
+/// when any of them is bad (each problem pushed to `bad`).
+fn stdio_transport(
+    m: &Mapping,
+    ctx: &ManifestContext,
+    label: &str,
+    warnings: &mut Vec<String>,
+    bad: &mut Vec<Fail>,
+) -> Option<Transport> {
+    let before = bad.len();
+    let get = |k: &str| m.get(k).filter(|v| !v.is_null());
+    let plugin_dir = ctx.plugin_dir.to_string_lossy().into_owned();
+    let with_dir = |s: &str| s.replace("${PLUGIN_DIR}", &plugin_dir);
+    let command = match get("command") {
+        Some(Value::String(s)) if !s.trim().is_empty() => with_dir(s.trim()),
+        Some(o) => {
+            bad.push((
+                "command".into(),
+                format!("must be a non-empty string (got {})", describe(o)),
+            ));
+            String::new()
+        }
+        None => {
+            bad.push(("command".into(), "is missing".into()));
+            String::new()
+        }
+    };
+    let mut args = Vec::new();
+    match get("args") {
+        None => {}
+        Some(Value::Sequence(items)) => {
+            for (i, it) in items.iter().enumerate() {
+                match scalar_text(it) {
+                    Some(t) if t.contains('\0') => {
+                        bad.push((format!("args[{i}]"), "must not contain NUL".into()))
+                    }
+                    Some(t) => args.push(with_dir(&t)),
+                    None => bad.push((
+                        format!("args[{i}]"),
+                        format!("must be a string, number or boolean (got {})", describe(it)),
+                    )),
+                }
+            }
+        }
+        Some(o) => bad.push((
+            "args".into(),
+            format!("must be a list (got {})", describe(o)),
+        )),
+    }
+    let env = string_map(
+        get("env"),
+        "env",
+        true,
+        ctx,
+        label,
+        warnings,
+        &with_dir,
+        bad,
+    );
+    let mut env_passthrough = Vec::new();
+    match get("env_passthrough") {
+        None => {}
+        Some(Value::Sequence(items)) => {
+            for (i, it) in items.iter().enumerate() {
+                match it {
+                    Value::String(s) if is_env_name(s) => env_passthrough.push(s.clone()),
+                    o => bad.push((
+                        format!("env_passthrough[{i}]"),
+                        format!("must be an environment variable name (got {})", describe(o)),
+                    )),
+                }
+            }
+        }
+        Some(o) => bad.push((
+            "env_passthrough".into(),
+            format!("must be a list of names (got {})", describe(o)),
+        )),
+    }
+    (bad.len() == before).then_some(Transport::Stdio {
+        command,
+        args,
+        env,
+        env_passthrough,
     })
+}
+
+/// `url` and `headers` of a streamable HTTP server; `None` when either is
+/// bad (each problem pushed to `bad`).
+fn http_transport(
+    m: &Mapping,
+    ctx: &ManifestContext,
+    label: &str,
+    warnings: &mut Vec<String>,
+    bad: &mut Vec<Fail>,
+) -> Option<Transport> {
+    let before = bad.len();
+    let get = |k: &str| m.get(k).filter(|v| !v.is_null());
+    let url = match get("url") {
+        Some(Value::String(s)) => match check_http_url(s.trim()) {
+            Ok(()) => s.trim().to_string(),
+            Err(msg) => {
+                bad.push(("url".into(), msg));
+                String::new()
+            }
+        },
+        Some(o) => {
+            bad.push((
+                "url".into(),
+                format!("must be a string (got {})", describe(o)),
+            ));
+            String::new()
+        }
+        None => {
+            bad.push(("url".into(), "is missing".into()));
+            String::new()
+        }
+    };
+    let headers = string_map(
+        get("headers"),
+        "headers",
+        false,
+        ctx,
+        label,
+        warnings,
+        &|s| s.to_string(),
+        bad,
+    );
+    (bad.len() == before).then_some(Transport::Http { url, headers })
+}
+
+/// Whether an unknown key of the entry is a near miss of `command`, `url`
+/// or `app_endpoint` (its "did you mean" already names the transport).
+fn misspelt_transport(m: &Mapping) -> bool {
+    m.keys()
+        .filter_map(Value::as_str)
+        .filter(|k| !SERVER_KEYS.contains(k))
+        .any(|k| {
+            did_you_mean(k, &SERVER_KEYS)
+                .is_some_and(|c| ["command", "url", "app_endpoint"].contains(&c))
+        })
 }
 
 fn has_server_json(decl: Option<&Declaration>) -> bool {
@@ -709,22 +793,46 @@ fn is_header_name(s: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
 }
 
-fn is_http_url(s: &str) -> bool {
-    let rest = s
-        .strip_prefix("http://")
-        .or_else(|| s.strip_prefix("https://"));
-    match rest {
-        Some(r) => {
-            let host = r.split(['/', '?', '#']).next().unwrap_or("");
-            !host.is_empty() && !s.chars().any(|c| c.is_whitespace() || c.is_control())
-        }
-        None => false,
+/// Checks a server's `url` at load time, so a typo is reported with the
+/// server's name rather than at connect time: an `http://` or `https://`
+/// URL (written with the `//`) that parses (`url` crate, the parser the HTTP
+/// client uses), with a host and a port from 1 to 65535, without spaces or
+/// control characters, and without a user name or password — credentials
+/// in the URL would be printed wherever the URL is (status, errors, logs);
+/// they belong in `headers` (`Authorization`), which are redacted
+/// (`spec/mcp-client.md` §4). `Err` is the message; it never repeats the
+/// user name or password.
+fn check_http_url(s: &str) -> Result<(), String> {
+    const WHAT: &str = "must be an http:// or https:// URL with a host";
+    let lower = s.get(..8).unwrap_or(s).to_ascii_lowercase();
+    if !(lower.starts_with("http://") || lower.starts_with("https://")) {
+        return Err(format!("{WHAT} (e.g. http://127.0.0.1:8080/mcp)"));
     }
+    if s.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(format!("{WHAT}, without spaces or control characters"));
+    }
+    let mut u = url::Url::parse(s).map_err(|e| format!("{WHAT}: {e}"))?;
+    if !u.username().is_empty() || u.password().is_some() {
+        let _ = u.set_username("");
+        let _ = u.set_password(None);
+        return Err(format!(
+            "must not carry a user name or password; send credentials in headers (Authorization) and write the URL as {u}"
+        ));
+    }
+    if u.host_str().is_none_or(str::is_empty) {
+        return Err(format!("{WHAT}: empty host"));
+    }
+    if u.port() == Some(0) {
+        return Err(format!("{WHAT}: port 0 cannot be connected to"));
+    }
+    Ok(())
 }
 
 /// `env` / `headers`: string keys, scalar values stringified, then
 /// `${PLUGIN_DIR}` (env only, via `dir`) and `${VAR}` / `${env:VAR}`
-/// interpolation from `ctx.env`; an unset VAR stays literal and is warned about.
+/// interpolation from `ctx.env`; an unset VAR stays literal and is warned
+/// about. Each bad entry is pushed to `bad` and left out.
+#[allow(clippy::too_many_arguments)]
 fn string_map(
     v: Option<&Value>,
     field: &str,
@@ -733,16 +841,18 @@ fn string_map(
     label: &str,
     warnings: &mut Vec<String>,
     dir: &dyn Fn(&str) -> String,
-) -> Result<BTreeMap<String, String>, (String, String)> {
+    bad: &mut Vec<Fail>,
+) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     let m: &Mapping = match v {
-        None => return Ok(out),
+        None => return out,
         Some(Value::Mapping(m)) => m,
         Some(o) => {
-            return Err((
+            bad.push((
                 field.to_string(),
                 format!("must be a mapping (got {})", describe(o)),
             ));
+            return out;
         }
     };
     for (k, val) in m {
@@ -751,7 +861,7 @@ fn string_map(
                 s.clone()
             }
             other => {
-                return Err((
+                bad.push((
                     field.to_string(),
                     format!(
                         "has a bad {} name '{}'",
@@ -759,17 +869,19 @@ fn string_map(
                         crate::declaration::value::key_text(other)
                     ),
                 ));
+                continue;
             }
         };
         let p = format!("{field}.{key}");
         let Some(text) = scalar_text(val) else {
-            return Err((
+            bad.push((
                 p,
                 format!(
                     "must be a string, number or boolean (got {})",
                     describe(val)
                 ),
             ));
+            continue;
         };
         let text = interpolate(&dir(&text), &ctx.env, |var| {
             warnings.push(format!(
@@ -777,11 +889,12 @@ fn string_map(
             ))
         });
         if text.contains('\0') || (!is_env && text.contains(['\r', '\n'])) {
-            return Err((p, "must not contain NUL or line breaks".into()));
+            bad.push((p, "must not contain NUL or line breaks".into()));
+            continue;
         }
         out.insert(key, text);
     }
-    Ok(out)
+    out
 }
 
 /// Replaces `${VAR}` and `${env:VAR}` with values from `env` (`spec/mcp-client.md` §1).
@@ -815,52 +928,58 @@ pub fn interpolate(s: &str, env: &BTreeMap<String, String>, mut unset: impl FnMu
     out
 }
 
-fn parse_tools(v: Option<&Value>) -> Result<ToolFilter, (String, String)> {
+/// `tools: {include, exclude}`; each bad part is pushed to `bad` (the
+/// filter then offers every tool, but the server is not loaded anyway).
+fn parse_tools(v: Option<&Value>, bad: &mut Vec<Fail>) -> ToolFilter {
     let m = match v {
-        None => return Ok(ToolFilter::default()),
+        None => return ToolFilter::default(),
         Some(Value::Mapping(m)) => m,
         Some(o) => {
-            return Err((
+            bad.push((
                 "tools".into(),
                 format!(
                     "must be a mapping {{include, exclude}} (got {})",
                     describe(o)
                 ),
             ));
+            return ToolFilter::default();
         }
     };
     if let Some(msg) = unknown_keys_message(m, &["include", "exclude"]) {
-        return Err(("tools".into(), msg));
+        bad.push(("tools".into(), msg));
     }
-    let list = |key: &str| -> Result<Option<Vec<String>>, (String, String)> {
+    let mut list = |key: &str| -> Option<Vec<String>> {
         match m.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(vec![s.clone()])),
-            Some(Value::Sequence(items)) => items
-                .iter()
-                .enumerate()
-                .map(|(i, it)| match it {
-                    Value::String(s) if !s.is_empty() => Ok(s.clone()),
-                    o => Err((
-                        format!("tools.{key}[{i}]"),
-                        format!("must be a tool name or glob (got {})", describe(o)),
-                    )),
-                })
-                .collect::<Result<Vec<_>, _>>()
-                .map(Some),
-            Some(o) => Err((
-                format!("tools.{key}"),
-                format!(
-                    "must be a list of tool names or globs (got {})",
-                    describe(o)
-                ),
-            )),
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(vec![s.clone()]),
+            Some(Value::Sequence(items)) => {
+                let mut out = Vec::with_capacity(items.len());
+                for (i, it) in items.iter().enumerate() {
+                    match it {
+                        Value::String(s) if !s.is_empty() => out.push(s.clone()),
+                        o => bad.push((
+                            format!("tools.{key}[{i}]"),
+                            format!("must be a tool name or glob (got {})", describe(o)),
+                        )),
+                    }
+                }
+                Some(out)
+            }
+            Some(o) => {
+                bad.push((
+                    format!("tools.{key}"),
+                    format!(
+                        "must be a list of tool names or globs (got {})",
+                        describe(o)
+                    ),
+                ));
+                None
+            }
         }
     };
-    Ok(ToolFilter {
-        include: list("include")?,
-        exclude: list("exclude")?.unwrap_or_default(),
-    })
+    let include = list("include");
+    let exclude = list("exclude").unwrap_or_default();
+    ToolFilter { include, exclude }
 }
 
 /// Joins config servers and plugin servers (`spec/mcp-client.md` §1): config

@@ -1,0 +1,154 @@
+//! Config and manifest validation through the `wasmgate` binary
+//! (`spec/mcp-client.md` §1, `spec/declarations.md` §2a): a bad server, an
+//! integer beyond 64 bits or a password in a url costs only that server; a
+//! config without `mcp_servers` says so; `wasmgate check` lists every
+//! problem of a server; a sub-second `connect_timeout` is printed as such.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn wasmgate(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_wasmgate"))
+        .current_dir(dir)
+        .env_remove("WASMGATE_PLUGINS")
+        .env_remove("WASMGATE_CONFIG")
+        .env("WASMGATE_CACHE", "")
+        .env("HOME", dir)
+        .env("XDG_CONFIG_HOME", dir.join("xdg"))
+        .env("RUST_LOG", "warn")
+        .args(args)
+        .output()
+        .expect("wasmgate runs")
+}
+
+/// `wasmgate status --json --config <config> --plugins <empty folder>`:
+/// (the JSON, stdout and stderr together as text).
+fn status(dir: &Path, config: &str) -> (serde_json::Value, String) {
+    let cfg = dir.join("config.yaml");
+    std::fs::write(&cfg, config).unwrap();
+    let plugins = dir.join("plugins");
+    std::fs::create_dir_all(&plugins).unwrap();
+    let out = wasmgate(
+        &[
+            "status",
+            "--json",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--plugins",
+            plugins.to_str().unwrap(),
+        ],
+        dir,
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let all = format!("{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{all}");
+    let json = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {all}"));
+    (json, all)
+}
+
+fn names(st: &serde_json::Value) -> Vec<String> {
+    st["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn problems(st: &serde_json::Value) -> Vec<String> {
+    st["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn status_keeps_the_good_servers_beside_big_integers_and_passwords() {
+    let dir = tempfile::tempdir().unwrap();
+    let (st, all) = status(
+        dir.path(),
+        "model: whatever\nmcp_servers:\n  good: {enabled: false, command: x, args: [99999999999999999999999]}\n  big: {command: x, max_result_bytes: 99999999999999999999999}\n  u: {url: 'http://alice:s3cr3t-pw@127.0.0.1:9/mcp'}\n  v: {url: 'http://[::1/mcp'}\n  t: {command: x, timeout: 1e-10}\n",
+    );
+    assert_eq!(names(&st), ["good"], "{all}");
+    assert_eq!(st["servers"][0]["connection"], "disabled");
+    let p = problems(&st);
+    assert_eq!(p.len(), 4, "{p:#?}");
+    assert!(p[0].ends_with("config.yaml server 'big': max_result_bytes is out of range (at most 18446744073709551615)"), "{p:?}");
+    assert!(p[1].ends_with("config.yaml server 'u': url must not carry a user name or password; send credentials in headers (Authorization) and write the URL as http://127.0.0.1:9/mcp"), "{p:?}");
+    assert!(p[2].ends_with("config.yaml server 'v': url must be an http:// or https:// URL with a host: invalid IPv6 address"), "{p:?}");
+    assert!(p[3].ends_with("config.yaml server 't': timeout must be at least 0.001 seconds (1 ms; got 0.0000000001 s)"), "{p:?}");
+    // Not in the JSON, not in the log.
+    assert!(!all.contains("s3cr3t-pw"), "{all}");
+}
+
+#[test]
+fn status_names_a_config_without_mcp_servers() {
+    let dir = tempfile::tempdir().unwrap();
+    let (st, all) = status(dir.path(), "model: x\nmcpServers:\n  a: {command: x}\n");
+    assert!(names(&st).is_empty(), "{all}");
+    let p = problems(&st);
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert!(
+        p[0].ends_with("config.yaml: has no mcp_servers mapping (did you mean `mcp_servers`? this file has `mcpServers`, which wasmgate does not read)"),
+        "{p:?}"
+    );
+    // Present but empty: nothing configured, nothing wrong.
+    let (st, _) = status(dir.path(), "model: x\nmcp_servers:\n");
+    assert!(problems(&st).is_empty() && names(&st).is_empty());
+}
+
+#[test]
+fn check_lists_every_problem_of_a_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = dir.path().join("plugin.yaml");
+    std::fs::write(
+        &manifest,
+        "name: p\nversion: '1'\nmcp_servers:\n  s:\n    command: x\n    args: [[a]]\n    timeout: abc\n    tools: {include: [1]}\n    requires: {gpu: amd}\n  ok: {command: x}\n",
+    )
+    .unwrap();
+    let out = wasmgate(&["check", manifest.to_str().unwrap()], dir.path());
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("plugin.yaml server 's': "))
+        .collect();
+    let paths: Vec<&str> = lines
+        .iter()
+        .map(|l| {
+            l.split("server 's': ")
+                .nth(1)
+                .unwrap()
+                .split(' ')
+                .next()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(
+        paths,
+        ["args[0]", "timeout", "tools.include[0]", "requires.gpu"],
+        "{stderr}"
+    );
+}
+
+/// A sub-second `connect_timeout` reaches the client and its message
+/// prints it as written (0.5 s, not 0 s). The child never answers
+/// `initialize`; shutdown ends it.
+#[cfg(unix)]
+#[test]
+fn a_sub_second_connect_timeout_is_printed_as_such() {
+    let dir = tempfile::tempdir().unwrap();
+    let (st, all) = status(
+        dir.path(),
+        "mcp_servers:\n  mute: {command: sleep, args: [30], connect_timeout: 0.5}\n",
+    );
+    assert_eq!(names(&st), ["mute"], "{all}");
+    let err = st["servers"][0]["last_error"].as_str().unwrap_or_default();
+    assert!(
+        err.contains("timed out after 0.5 s waiting for initialize and tools/list")
+            && err.contains("(now 0.5 s)"),
+        "{all}"
+    );
+}
