@@ -189,3 +189,39 @@ pub fn status_server<'a>(status: &'a serde_json::Value, name: &str) -> &'a serde
         .find(|s| s["name"] == name)
         .unwrap_or_else(|| panic!("server {name} in status: {status:#}"))
 }
+
+/// Runs the Python script `tests/python/<script>` with `args` (the official
+/// MCP SDK must be importable: `.ci/run` installs `mcp==1.30.0`) and returns
+/// the JSON it prints on stdout; `$WASMGATE_PLUGINS` / `$WASMGATE_TOKEN` are
+/// removed and `configure` may set more. Panics with both streams when the
+/// script fails or prints no JSON.
+pub fn python_json(
+    script: &str,
+    args: &[String],
+    configure: impl FnOnce(&mut Command),
+) -> serde_json::Value {
+    let check = Command::new("python3")
+        .args(["-c", "import mcp"])
+        .output()
+        .expect("python3 is installed");
+    assert!(
+        check.status.success(),
+        "the Python MCP SDK is missing: python3 -m pip install 'mcp==1.30.0' ({})",
+        String::from_utf8_lossy(&check.stderr)
+    );
+    let mut cmd = Command::new("python3");
+    cmd.arg(workspace_root().join("tests/python").join(script))
+        .args(args)
+        .env_remove("WASMGATE_PLUGINS")
+        .env_remove("WASMGATE_TOKEN");
+    configure(&mut cmd);
+    let out = cmd.output().expect("run python3");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "python client failed ({}):\nstdout: {stdout}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"))
+}

@@ -12,7 +12,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use wasmgate_conformance::{ServedHttp, plugins_dir, wasmgate_bin, workspace_root};
+use wasmgate_conformance::{ServedHttp, plugins_dir, wasmgate_bin};
 
 /// The temporary world of one scenario.
 struct World {
@@ -129,37 +129,12 @@ fn path_with(first: &Path) -> std::ffi::OsString {
     std::env::join_paths(dirs).unwrap()
 }
 
-fn python_script() -> PathBuf {
-    workspace_root().join("tests/python/gateway_client.py")
-}
-
 /// Runs the Python client; returns its JSON report.
 fn python(w: &World, args: &[String]) -> Value {
-    let check = Command::new("python3")
-        .args(["-c", "import mcp"])
-        .output()
-        .expect("python3 is installed");
-    assert!(
-        check.status.success(),
-        "the Python MCP SDK is missing: python3 -m pip install 'mcp==1.30.0' ({})",
-        String::from_utf8_lossy(&check.stderr)
-    );
-    let out = Command::new("python3")
-        .arg(python_script())
-        .args(args)
-        .env("PATH", path_with(&w.bin))
-        .env_remove("WASMGATE_PLUGINS")
-        .env_remove("WASMGATE_TOKEN")
-        .output()
-        .expect("run python3");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "python client failed ({}):\nstdout: {stdout}\nstderr: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"))
+    let path = path_with(&w.bin);
+    wasmgate_conformance::python_json("gateway_client.py", args, |c| {
+        c.env("PATH", path);
+    })
 }
 
 fn names(v: &Value) -> Vec<String> {

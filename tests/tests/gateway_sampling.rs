@@ -13,21 +13,8 @@
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use wasmgate_conformance::{ServedHttp, wasmgate_bin, workspace_root};
-
-fn python_ok() {
-    let check = Command::new("python3")
-        .args(["-c", "import mcp"])
-        .output()
-        .expect("python3 is installed");
-    assert!(
-        check.status.success(),
-        "the Python MCP SDK is missing: python3 -m pip install 'mcp==1.30.0' ({})",
-        String::from_utf8_lossy(&check.stderr)
-    );
-}
 
 /// Writes the gateway's config (two entries of the sampling server) and an
 /// empty plugin folder; returns (config, plugins).
@@ -59,22 +46,7 @@ fn config(dir: &Path) -> (PathBuf, PathBuf) {
 }
 
 fn client(args: &[String]) -> Value {
-    python_ok();
-    let out = Command::new("python3")
-        .arg(workspace_root().join("tests/python/gateway_sampling.py"))
-        .args(args)
-        .env_remove("WASMGATE_PLUGINS")
-        .env_remove("WASMGATE_TOKEN")
-        .output()
-        .expect("run python3");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "python client failed ({}):\nstdout: {stdout}\nstderr: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"))
+    wasmgate_conformance::python_json("gateway_sampling.py", args, |_| {})
 }
 
 fn stdio_args(cfg: &Path, plugins: &Path, extra: &[&str]) -> Vec<String> {
