@@ -10,6 +10,10 @@
 //! declarations (validated) → registry → availability (resolver → platform)
 //! → gates → MCP client → tools.
 
+// Every public item is documented (shapes, units, errors, spec source); CI's
+// `clippy -D warnings` keeps it so.
+#![warn(missing_docs)]
+
 pub mod availability;
 pub mod cli;
 pub mod declaration;
