@@ -339,16 +339,12 @@ impl Gateway {
 
     /// Remembers a client session so it gets list_changed notifications.
     pub(crate) fn add_peer(&self, peer: Peer<RoleServer>) {
-        let mut peers = lock(&self.inner.route.peers);
-        peers.retain(|p| !p.is_transport_closed());
-        peers.push(peer);
+        self.inner.route.live_peers().push(peer);
     }
 
     /// Number of connected client sessions (closed ones are not counted).
     pub fn client_count(&self) -> usize {
-        let mut peers = lock(&self.inner.route.peers);
-        peers.retain(|p| !p.is_transport_closed());
-        peers.len()
+        self.inner.route.live_peers().len()
     }
 
     fn current_seen(&self) -> Seen {
@@ -376,11 +372,7 @@ impl Gateway {
         if !(tools || skills) {
             return (false, false);
         }
-        let peers: Vec<Peer<RoleServer>> = {
-            let mut peers = lock(&self.inner.route.peers);
-            peers.retain(|p| !p.is_transport_closed());
-            peers.clone()
-        };
+        let peers: Vec<Peer<RoleServer>> = self.inner.route.live_peers().clone();
         tracing::info!(
             clients = peers.len(),
             tools,

@@ -16,6 +16,7 @@
 // on earlier protocol versions still use it, and spec §5 requires it.
 #![allow(deprecated)]
 
+use super::lock;
 use crate::mcp::naming;
 use crate::mcp::sampling::{SamplingFuture, SamplingProvider, SamplingRequest, SamplingResponse};
 use rmcp::RoleServer;
@@ -28,8 +29,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// the session handlers and the sampling provider.
 #[derive(Default)]
 pub(crate) struct Route {
-    /// Connected client sessions, oldest first (closed ones are pruned).
-    pub(crate) peers: Mutex<Vec<Peer<RoleServer>>>,
+    /// Connected client sessions, oldest first; read through
+    /// [`Route::live_peers`], which prunes closed ones.
+    peers: Mutex<Vec<Peer<RoleServer>>>,
     /// Calls in flight: (id, registered tool name, calling client).
     calls: Mutex<Vec<(u64, String, Peer<RoleServer>)>>,
     next: AtomicU64,
@@ -52,6 +54,13 @@ impl Drop for InFlight<'_> {
 }
 
 impl Route {
+    /// The connected client sessions, oldest first, closed ones pruned.
+    pub(crate) fn live_peers(&self) -> std::sync::MutexGuard<'_, Vec<Peer<RoleServer>>> {
+        let mut peers = lock(&self.peers);
+        peers.retain(|p| !p.is_transport_closed());
+        peers
+    }
+
     /// Records that `peer` is calling `tool` (a registered name) until the
     /// guard drops.
     pub(crate) fn enter(&self, tool: &str, peer: &Peer<RoleServer>) -> InFlight<'_> {
@@ -76,8 +85,7 @@ impl Route {
         let peer = match caller {
             Some(p) => p,
             None => {
-                let mut peers = lock(&self.peers);
-                peers.retain(|p| !p.is_transport_closed());
+                let peers = self.live_peers();
                 match peers.iter().rev().find(|p| supports_sampling(p)) {
                     Some(p) => p.clone(),
                     None if peers.is_empty() => {
@@ -111,10 +119,6 @@ fn no_capability(peer: &Peer<RoleServer>) -> String {
         "the MCP client {name} did not declare the sampling capability, so wasmgate serve \
          cannot forward sampling/createMessage to it"
     )
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The gateway's [`SamplingProvider`]: forwards each admitted request to
