@@ -244,11 +244,8 @@ pub fn plugin_file_of(path: &Path) -> Result<PathBuf, String> {
     if !path.is_dir() {
         return Err("no such file or folder".into());
     }
-    for name in ["plugin.yaml", "plugin.json"] {
-        let f = path.join(name);
-        if f.is_file() {
-            return Ok(f);
-        }
+    if let Some(manifest) = crate::manifest::manifest_file(path) {
+        return Ok(manifest);
     }
     let mut wasm: Vec<PathBuf> = std::fs::read_dir(path)
         .map_err(|e| format!("cannot be read: {e}"))?

@@ -220,6 +220,16 @@ pub fn decode_json(text: &str) -> Result<Value, String> {
     serde_json::from_str::<Value>(text).map_err(|e| format!("is not valid JSON: {e}"))
 }
 
+/// The manifest of a plugin folder: its `plugin.yaml`, else its Hermes
+/// `plugin.json` (`spec/declarations.md` §2a; the sources share one
+/// validator); `None` when it has neither.
+pub fn manifest_file(dir: &Path) -> Option<std::path::PathBuf> {
+    ["plugin.yaml", "plugin.json"]
+        .into_iter()
+        .map(|n| dir.join(n))
+        .find(|p| p.is_file())
+}
+
 /// Loads a `plugin.yaml` (`spec/declarations.md` §2a) with the process
 /// environment for `${VAR}`; see [`load_plugin_yaml_with`].
 pub fn load_plugin_yaml(path: &Path) -> ManifestResult {

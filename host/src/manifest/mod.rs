@@ -12,7 +12,7 @@ pub mod server;
 
 pub use load::{
     load_config, load_config_with, load_plugin_json, load_plugin_json_with, load_plugin_yaml,
-    load_plugin_yaml_with,
+    load_plugin_yaml_with, manifest_file,
 };
 pub use sampling::{SamplingLogLevel, SamplingPolicy};
 pub use schema::{
