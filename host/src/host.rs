@@ -330,7 +330,8 @@ impl Host {
             // not the "no servers configured" situation.
             return mcp::DiscoveryReport::default();
         }
-        let servers = &self.servers;
+        let offerable =
+            |spec: &ServerSpec| self.server(&spec.name).is_some_and(ServerRecord::offerable);
         let restart = std::mem::take(&mut *self.restart.lock().unwrap_or_else(|e| e.into_inner()));
         if !restart.is_empty() {
             // A pass that leaves them out closes their sessions; the pass
@@ -338,22 +339,11 @@ impl Host {
             tracing::info!(servers = ?restart, "availability changed; restarting these servers");
             self.client
                 .connect_all(&specs, |spec| {
-                    !restart.contains(&spec.name)
-                        && servers
-                            .iter()
-                            .find(|s| s.spec.name == spec.name)
-                            .is_some_and(ServerRecord::offerable)
+                    !restart.contains(&spec.name) && offerable(spec)
                 })
                 .await;
         }
-        self.client
-            .connect_all(&specs, |spec| {
-                servers
-                    .iter()
-                    .find(|s| s.spec.name == spec.name)
-                    .is_some_and(ServerRecord::offerable)
-            })
-            .await
+        self.client.connect_all(&specs, offerable).await
     }
 
     /// The tools offered now: tools of connected servers whose declaration is
@@ -662,10 +652,11 @@ fn skill_name_from_path(path: &Path) -> String {
     named.map_or_else(|| "skill".into(), |n| n.to_string_lossy().into_owned())
 }
 
-/// Splits plugin folders into component folders and `plugin.yaml` files.
+/// Splits plugin folders into component folders and manifest files
+/// (`plugin.yaml` / `plugin.json`).
 fn scan_plugin_dirs(dirs: &[PathBuf], problems: &mut Vec<String>) -> (Vec<PathBuf>, Vec<PathBuf>) {
     let mut wasm_dirs = Vec::new();
-    let mut yaml = Vec::new();
+    let mut manifests = Vec::new();
     for dir in dirs {
         if !dir.is_dir() {
             let what = if dir.exists() {
@@ -677,8 +668,8 @@ fn scan_plugin_dirs(dirs: &[PathBuf], problems: &mut Vec<String>) -> (Vec<PathBu
             continue;
         }
         wasm_dirs.push(dir.clone());
-        if let Some(direct) = manifest_file(dir) {
-            yaml.push(direct);
+        if let Some(direct) = manifest::manifest_file(dir) {
+            manifests.push(direct);
         }
         let Ok(rd) = std::fs::read_dir(dir) else {
             continue;
@@ -692,23 +683,13 @@ fn scan_plugin_dirs(dirs: &[PathBuf], problems: &mut Vec<String>) -> (Vec<PathBu
             // A folder with a component is a component plugin; its
             // plugin.yaml (if any) is documentation, not a second plugin.
             if !has_wasm(&sub)
-                && let Some(m) = manifest_file(&sub)
+                && let Some(m) = manifest::manifest_file(&sub)
             {
-                yaml.push(m);
+                manifests.push(m);
             }
         }
     }
-    (wasm_dirs, yaml)
-}
-
-/// The manifest of a plugin folder: `plugin.yaml`, else a Hermes
-/// `plugin.json` (`spec/declarations.md` §2a; the three sources share one
-/// validator).
-fn manifest_file(dir: &Path) -> Option<PathBuf> {
-    ["plugin.yaml", "plugin.json"]
-        .into_iter()
-        .map(|n| dir.join(n))
-        .find(|p| p.is_file())
+    (wasm_dirs, manifests)
 }
 
 fn has_wasm(dir: &Path) -> bool {
