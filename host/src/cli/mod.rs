@@ -119,7 +119,9 @@ fn run(cli: Cli) -> u8 {
     let options = || {
         let mut o = HostOptions::new();
         o.plugin_dirs = plugin_dirs.clone();
-        o.config = cli.config.clone().or_else(default_config);
+        o.config = named_config(&cli)
+            .map(|(path, _)| path)
+            .or_else(default_config);
         o.sandbox.cache_dir = default_cache_dir();
         o
     };
@@ -287,15 +289,7 @@ fn missing_named_path(cli: &Cli) -> Option<String> {
             ));
         }
     }
-    let (config, flag) = match &cli.config {
-        Some(c) => (c.clone(), "--config"),
-        None => (
-            std::env::var_os("WASMGATE_CONFIG")
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)?,
-            "$WASMGATE_CONFIG",
-        ),
-    };
+    let (config, flag) = named_config(cli)?;
     (!config.is_file()).then(|| {
         if config.is_dir() {
             format!("{flag} {}: is a folder, not a YAML file", config.display())
@@ -305,14 +299,22 @@ fn missing_named_path(cli: &Cli) -> Option<String> {
     })
 }
 
-/// `--config` default: `$WASMGATE_CONFIG` when set and not empty (a missing
-/// file is then reported, since it was asked for), else
+/// The config file the user named, with where it was named: `--config`,
+/// else a non-empty `$WASMGATE_CONFIG` (a missing file is then an error,
+/// since it was asked for).
+fn named_config(cli: &Cli) -> Option<(PathBuf, &'static str)> {
+    match &cli.config {
+        Some(c) => Some((c.clone(), "--config")),
+        None => std::env::var_os("WASMGATE_CONFIG")
+            .filter(|v| !v.is_empty())
+            .map(|v| (PathBuf::from(v), "$WASMGATE_CONFIG")),
+    }
+}
+
+/// `--config` default when none is named ([`named_config`]):
 /// `<user config dir>/wasmgate/config.yaml` when that file exists, else no
 /// config file.
 fn default_config() -> Option<PathBuf> {
-    if let Some(v) = std::env::var_os("WASMGATE_CONFIG").filter(|v| !v.is_empty()) {
-        return Some(PathBuf::from(v));
-    }
     let file = user_config_dir()?.join("wasmgate").join("config.yaml");
     file.is_file().then(|| {
         tracing::info!("using the config file {}", file.display());
