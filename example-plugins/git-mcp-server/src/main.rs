@@ -175,6 +175,11 @@ async fn git(dir: &std::path::Path, args: &[&str]) -> GitOutcome {
     )))
 }
 
+/// [`git`] in the repository the `path` argument names ([`repo_dir`]).
+async fn git_in(path: Option<&str>, args: &[&str]) -> GitOutcome {
+    git(&repo_dir(path)?, args).await
+}
+
 /// Turns an outcome into a tool result: success text, or `isError` text.
 fn to_result(outcome: GitOutcome, empty_note: &str) -> CallToolResult {
     match outcome {
@@ -197,12 +202,8 @@ impl GitServer {
         &self,
         Parameters(args): Parameters<PathArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let dir = match repo_dir(args.path.as_deref()) {
-            Ok(d) => d,
-            Err(e) => return Ok(to_result(Err(e), "")),
-        };
         Ok(to_result(
-            git(&dir, &["status", "--short", "--branch"]).await,
+            git_in(args.path.as_deref(), &["status", "--short", "--branch"]).await,
             "(clean)",
         ))
     }
@@ -279,12 +280,12 @@ impl GitServer {
         &self,
         Parameters(args): Parameters<PathArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let dir = match repo_dir(args.path.as_deref()) {
-            Ok(d) => d,
-            Err(e) => return Ok(to_result(Err(e), "")),
-        };
         Ok(to_result(
-            git(&dir, &["branch", "--all", "--no-color", "--verbose"]).await,
+            git_in(
+                args.path.as_deref(),
+                &["branch", "--all", "--no-color", "--verbose"],
+            )
+            .await,
             "(no branches yet)",
         ))
     }
@@ -338,15 +339,14 @@ impl GitServer {
         &self,
         Parameters(args): Parameters<DiffArgs>,
     ) -> Result<CallToolResult, ErrorData> {
-        let dir = match repo_dir(args.path.as_deref()) {
-            Ok(d) => d,
-            Err(e) => return Ok(to_result(Err(e), "")),
-        };
         let mut a = vec!["diff", "--no-color", "--no-ext-diff"];
         if args.staged {
             a.push("--cached");
         }
-        Ok(to_result(git(&dir, &a).await, "(no changes)"))
+        Ok(to_result(
+            git_in(args.path.as_deref(), &a).await,
+            "(no changes)",
+        ))
     }
 }
 
