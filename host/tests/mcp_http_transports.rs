@@ -12,14 +12,12 @@
 
 mod common;
 
-use std::io::Write;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::git_server_bin;
+use common::{capture_logs, git_server_bin};
 use wasmgate::host::{Host, HostOptions};
 use wasmgate::manifest::server::{ServerSpec, Transport};
 use wasmgate::mcp::{ClientOptions, McpClient, ReconnectPolicy};
@@ -28,39 +26,6 @@ use wasmgate::mcp::{ClientOptions, McpClient, ReconnectPolicy};
 const APP_TOKEN: &str = "appTok-9f8e7d6c5b4a39281706";
 /// A wrong token written into a second runtime file.
 const WRONG_TOKEN: &str = "wrongTok-11aa22bb33cc44dd55";
-
-/// A log sink shared with the test.
-#[derive(Clone, Default)]
-struct Sink(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Sink {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Sink {
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
-    }
-}
-
-/// Captures every log line of this (current-thread) test at debug level,
-/// rmcp's own included.
-fn capture_logs() -> (Sink, tracing::subscriber::DefaultGuard) {
-    let sink = Sink::default();
-    let writer = sink.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::DEBUG)
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .finish();
-    (sink, tracing::subscriber::set_default(subscriber))
-}
 
 /// A child process killed when the test ends.
 struct Proc(Child);

@@ -4,30 +4,16 @@
 //! error is searched for them.
 
 use std::collections::BTreeMap;
-use std::io::Write;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use wasmgate::manifest::server::{ServerSpec, Transport};
 use wasmgate::mcp::McpClient;
 
+mod common;
+
 const SECRET_ENV: &str = "zq7-env-secret-value-5501";
 const SECRET_HEADER: &str = "hdr-secret-token-77aa91";
 const TOKEN_SHAPED: &str = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
-
-/// A log sink shared with the test.
-#[derive(Clone, Default)]
-struct Sink(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Sink {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 fn spec(name: &str, transport: Transport) -> ServerSpec {
     ServerSpec {
@@ -40,14 +26,7 @@ fn spec(name: &str, transport: Transport) -> ServerSpec {
 
 #[tokio::test]
 async fn no_secret_reaches_logs_status_or_errors() {
-    let sink = Sink::default();
-    let writer = sink.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::DEBUG)
-        .with_ansi(false)
-        .with_writer(move || writer.clone())
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let (sink, _guard) = common::capture_logs();
 
     let mut env = BTreeMap::new();
     env.insert("API_SECRET".to_string(), SECRET_ENV.to_string());
