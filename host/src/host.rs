@@ -356,6 +356,20 @@ impl Host {
             .collect()
     }
 
+    /// A registered tool by name (offerable or not; [`Host::call`] refuses
+    /// gated ones), for the name of the server that owns it.
+    pub fn tool(&self, name: &str) -> Option<ToolInfo> {
+        self.client.tool(name)
+    }
+
+    /// Waits until the registered tools may have changed
+    /// ([`mcp::McpClient::tools_changed`]); hosts loaded with
+    /// [`Host::load_next`] share the signal with the host they follow.
+    pub fn tools_changed(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let client = self.client.clone();
+        async move { client.tools_changed().await }
+    }
+
     /// Calls an offered tool by its registered name (`mcp_<server>_<tool>`)
     /// with JSON object arguments. Errors: [`CallError`] (unknown tool, not
     /// connected, timeout after the server's `timeout` seconds, transport).

@@ -37,6 +37,39 @@ pub struct ServeArgs {
     /// plugin folder change or SIGHUP).
     #[arg(long, value_name = "N", default_value_t = 30)]
     pub refresh_seconds: u64,
+    /// HTTP: open connections at most. At the cap a new connection closes
+    /// the oldest one that never sent an authorized request; if all have,
+    /// the new one is closed.
+    #[arg(long, value_name = "N", default_value_t = gateway::http::DEFAULT_MAX_CONNECTIONS as u64,
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub max_connections: u64,
+    /// HTTP: seconds a client has to send a request's headers (also the
+    /// longest a connection may sit idle between requests).
+    #[arg(long, value_name = "SECONDS", default_value_t = gateway::http::DEFAULT_HEADER_TIMEOUT_SECS,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub header_timeout: u64,
+    /// HTTP: MCP sessions at most; an initialize beyond it gets 503.
+    #[arg(long, value_name = "N", default_value_t = gateway::http::DEFAULT_MAX_SESSIONS as u64,
+          value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub max_sessions: u64,
+    /// HTTP: a session with no request for this many seconds is ended (its
+    /// client initializes a new one).
+    #[arg(long, value_name = "SECONDS", default_value_t = gateway::http::DEFAULT_SESSION_IDLE_SECS,
+          value_parser = clap::value_parser!(u64).range(1..=604_800))]
+    pub session_idle_seconds: u64,
+}
+
+impl ServeArgs {
+    /// The HTTP listener's bounds from the flags.
+    pub fn http_limits(&self) -> gateway::http::HttpLimits {
+        gateway::http::HttpLimits {
+            // Ranges checked by clap: they fit a usize.
+            max_connections: usize::try_from(self.max_connections).unwrap_or(usize::MAX),
+            header_timeout: Duration::from_secs(self.header_timeout),
+            max_sessions: usize::try_from(self.max_sessions).unwrap_or(usize::MAX),
+            session_idle: Duration::from_secs(self.session_idle_seconds),
+        }
+    }
 }
 
 /// Parses `--http`: `IP:PORT` or `localhost:PORT` (read as `127.0.0.1`).
@@ -139,6 +172,10 @@ pub async fn run(host: HostOptions, args: &ServeArgs) -> anyhow::Result<u8> {
         host,
         refresh_every: (args.refresh_seconds > 0)
             .then(|| Duration::from_secs(args.refresh_seconds)),
+        // The client's initialize is answered at once; servers that connect
+        // later are announced with tools/list_changed (a slow or silent
+        // server must not hold up the agent's start).
+        discover_in_background: true,
         ..GatewayOptions::new()
     };
     let gw = Gateway::start(options).await?;
@@ -167,7 +204,14 @@ pub async fn run(host: HostOptions, args: &ServeArgs) -> anyhow::Result<u8> {
                 "wasmgate serve: listening on http://{addr}{}",
                 gateway::http::MCP_PATH
             );
-            gateway::http::serve_http(gw.clone(), listener, token, stop.clone()).await
+            gateway::http::serve_http(
+                gw.clone(),
+                listener,
+                token,
+                args.http_limits(),
+                stop.clone(),
+            )
+            .await
         }
         None => tokio::select! {
             r = gateway::serve_stdio(gw.clone()) => r,
