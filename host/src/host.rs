@@ -370,6 +370,15 @@ impl Host {
         async move { client.tools_changed().await }
     }
 
+    /// Whether a server that is still connecting may own the tool name
+    /// `name` (its prefix; the gateway waits for such a server during its
+    /// first discovery).
+    pub fn connecting_may_own(&self, name: &str) -> bool {
+        self.client.status().iter().any(|s| {
+            s.state == ConnectionState::Connecting && mcp::naming::may_own_tool(&s.name, name)
+        })
+    }
+
     /// Calls an offered tool by its registered name (`mcp_<server>_<tool>`)
     /// with JSON object arguments. Errors: [`CallError`] (unknown tool, not
     /// connected, timeout after the server's `timeout` seconds, transport).

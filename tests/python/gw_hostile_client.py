@@ -88,7 +88,9 @@ async def scenario(session, args, out, changed):
         tools = (await asyncio.wait_for(session.list_tools(), 20)).tools
         out["tools_after"] = sorted(t.name for t in tools)
     elif args.mode == "flood":
+        t0 = time.monotonic()
         out["flood"] = await call(session, "mcp_fx_flood", {"n": args.n}, timeout=300)
+        out["flood_s"] = round(time.monotonic() - t0, 3)
         out["list_count"] = (await call(session, "mcp_fx_list_count"))["text"]
         out["ping"] = await call(session, "mcp_fx_ping")
 

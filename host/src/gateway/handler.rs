@@ -144,6 +144,7 @@ impl ServerHandler for GatewayHandler {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        self.gateway.settle_first_discovery().await;
         let tools = self.gateway.offered_tools().iter().map(mcp_tool).collect();
         Ok(ListToolsResult::with_all_items(tools))
     }

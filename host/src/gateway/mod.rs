@@ -166,6 +166,10 @@ struct Inner {
     /// the live one's view of the shared client is half-way (a restarted
     /// server looks lost), and the refresh announces the result itself.
     publishing: tokio::sync::Mutex<()>,
+    /// `true` while the first discovery runs in the background.
+    discovering: tokio::sync::watch::Sender<bool>,
+    /// When [`Gateway::start`] returned (the grace of the first tools/list).
+    started: Instant,
     /// The task that publishes tool changes of the MCP client as they
     /// happen (a server connected, lost, or its `tools/list_changed`).
     forwarder: Mutex<Option<tokio::task::AbortHandle>>,
@@ -214,6 +218,8 @@ impl Gateway {
                 refresh_lock: Arc::new(tokio::sync::Mutex::new(())),
                 publishing: tokio::sync::Mutex::new(()),
                 forwarder: Mutex::new(None),
+                discovering: tokio::sync::watch::Sender::new(background),
+                started: Instant::now(),
                 route,
                 seen: Mutex::new(Seen::default()),
                 changes,
@@ -232,6 +238,7 @@ impl Gateway {
                 gw.host().discover().await;
                 let _outside_a_swap = gw.inner.publishing.lock().await;
                 gw.publish(false).await;
+                gw.inner.discovering.send_replace(false);
             });
         }
         Ok(gateway)
@@ -294,7 +301,11 @@ impl Gateway {
         name: &str,
         args: serde_json::Value,
     ) -> Result<CallResult, CallError> {
-        let host = self.host();
+        let mut host = self.host();
+        if host.tool(name).is_none() {
+            self.await_first_discovery(name).await;
+            host = self.host();
+        }
         let Some(tool) = host.tool(name) else {
             return host.call(name, args).await;
         };
@@ -325,6 +336,42 @@ impl Gateway {
         };
         let _in_flight = route.enter(&server, caller);
         host.call(name, args).await
+    }
+
+    /// While the first discovery runs in the background, waits until it
+    /// ends or [`FIRST_LIST_GRACE`] after the start has passed, whichever
+    /// comes first: a client that lists tools right after `initialize` (a
+    /// one-shot CLI) sees the servers that start quickly; slower ones follow
+    /// with `tools/list_changed`.
+    pub(crate) async fn settle_first_discovery(&self) {
+        let mut discovering = self.inner.discovering.subscribe();
+        let deadline = tokio::time::Instant::from_std(self.inner.started + FIRST_LIST_GRACE);
+        let _ = tokio::time::timeout_at(deadline, discovering.wait_for(|busy| !*busy)).await;
+    }
+
+    /// While the first discovery runs in the background, waits until `name`
+    /// is registered or no server that may own it is still connecting (each
+    /// is bounded by its `connect_timeout`): a client that calls a tool it
+    /// knows right after `initialize` is not told it does not exist because
+    /// its server is still starting.
+    async fn await_first_discovery(&self, name: &str) {
+        let mut discovering = self.inner.discovering.subscribe();
+        loop {
+            if !*discovering.borrow_and_update() {
+                return;
+            }
+            let host = self.host();
+            if host.tool(name).is_some() || !host.connecting_may_own(name) {
+                return;
+            }
+            drop(host);
+            // Re-checked when the discovery ends and four times a second
+            // (a server that connects or fails).
+            tokio::select! {
+                r = discovering.changed() => if r.is_err() { return },
+                () = tokio::time::sleep(Duration::from_millis(250)) => {}
+            }
+        }
     }
 
     /// Receives a [`Change`] each time the offered tools, the visible
@@ -499,6 +546,10 @@ impl Gateway {
         (tools, skills)
     }
 }
+
+/// Longest a `tools/list` waits for the first discovery, counted from the
+/// gateway's start (docs/security.md, "Gateway bounds").
+pub const FIRST_LIST_GRACE: Duration = Duration::from_secs(3);
 
 /// How long one client may take to accept a list_changed notification
 /// before the gateway moves on to the next client.

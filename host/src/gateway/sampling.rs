@@ -355,6 +355,49 @@ fn to_params(r: SamplingRequest) -> Result<CreateMessageRequestParams, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
+
+    /// Whether `f` finishes within a short bound (a lane that should be
+    /// free is taken at once; one that should not be stays pending).
+    async fn within<F: std::future::Future>(f: F) -> Option<F::Output> {
+        tokio::time::timeout(Duration::from_millis(200), f)
+            .await
+            .ok()
+    }
+
+    #[tokio::test]
+    async fn a_lane_serves_one_session_at_a_time_and_lets_a_waiter_in_next() {
+        let route = Route::default();
+        // Session 1 holds the lane with two calls side by side.
+        let a1 = within(route.lane("s", 1)).await.expect("free lane");
+        let a2 = within(route.lane("s", 1)).await.expect("same session");
+        // Another server's lane is independent.
+        let other = within(route.lane("t", 2)).await.expect("other server");
+        drop(other);
+        // Session 2 waits while session 1's calls run ...
+        let waiter = route.lane("s", 2);
+        tokio::pin!(waiter);
+        assert!(within(waiter.as_mut()).await.is_none(), "session 2 got in");
+        // ... and while it waits, session 1 starts no new call.
+        assert!(
+            within(route.lane("s", 1)).await.is_none(),
+            "the owner overtook a waiter"
+        );
+        drop(a1);
+        assert!(
+            within(waiter.as_mut()).await.is_none(),
+            "one call still runs"
+        );
+        drop(a2);
+        let b = within(waiter.as_mut()).await.expect("lane handed over");
+        drop(b);
+        // A waiter that gives up un-counts itself: the lane is free again.
+        let c = within(route.lane("s", 3)).await.expect("free");
+        assert!(within(route.lane("s", 4)).await.is_none());
+        drop(c);
+        assert!(within(route.lane("s", 1)).await.is_some());
+        assert!(lock(&route.lanes).is_empty(), "no lane left behind");
+    }
 
     #[test]
     fn admitted_requests_become_mcp_parameters() {
