@@ -9,7 +9,7 @@ object on stdout. Every wait is bounded.
   --mode later   calls mcp_fx_later, waits, reads mcp_fx_outcome
   --mode late    initialize, tools/list, then waits for tools/list_changed
                  until mcp_late_ping is listed
-  --mode change [--rounds N] [--hold S]
+  --mode change [--rounds N] [--hold S] [--idle-first S]
                  calls mcp_fx_change N times and notes each time whether
                  tools/list_changed arrived while that call was still running
   --mode flood --n N   calls mcp_fx_flood, then mcp_fx_list_count and mcp_fx_ping
@@ -73,6 +73,8 @@ async def scenario(session, args, out, changed):
         out["tools_after"] = names
         out["late_call"] = await call(session, "mcp_late_ping")
     elif args.mode == "change":
+        # Idle first: the open streams must outlive the header timeout.
+        await asyncio.sleep(args.idle_first)
         out["rounds"] = []
         for _ in range(args.rounds):
             changed.clear()
@@ -107,6 +109,7 @@ async def main():
     ap.add_argument("--hold", type=float, default=0.6)
     ap.add_argument("--n", type=int, default=0)
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--idle-first", type=float, default=0)
     ap.add_argument("--go")
     ap.add_argument("command", nargs="*")
     args = ap.parse_args()

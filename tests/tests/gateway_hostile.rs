@@ -431,6 +431,27 @@ fn an_upstream_tools_list_changed_reaches_the_client_while_the_call_still_runs()
     }
 }
 
+/// The header timeout cuts connections that are late with a request head,
+/// never a response in progress: a session idle for three times the
+/// timeout still gets its notifications and answers.
+#[test]
+fn the_header_timeout_spares_an_idle_session_and_its_open_stream() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (cfg, plugins, token) = world(tmp.path(), "");
+    let served = serve(&cfg, &plugins, &token, &["--header-timeout", "1"], None);
+    let r = http_client(
+        &served,
+        "change",
+        &["--rounds", "2", "--hold", "2", "--idle-first", "3"],
+    );
+    let rounds = r["rounds"].as_array().unwrap();
+    assert_eq!(rounds.len(), 2, "{r:#}");
+    for round in rounds {
+        assert_eq!(round["call"]["text"], "changed", "{r:#}");
+        assert_eq!(round["call_running_when_notified"], true, "{r:#}");
+    }
+}
+
 #[test]
 fn a_flood_of_tools_list_changed_is_coalesced_and_memory_stays_bounded() {
     let tmp = tempfile::tempdir().unwrap();

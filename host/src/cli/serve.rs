@@ -5,6 +5,11 @@
 //! `WASMGATE_TOKEN` environment variable — never from the command line, where
 //! other users of the machine could read it in the process list.
 //!
+//! HTTP bounds (docs/security.md, "Gateway bounds"): `--max-connections`,
+//! `--header-timeout`, `--max-sessions`, `--session-idle-seconds`. The
+//! client's `initialize` is answered at once; servers connect in the
+//! background and late ones are announced with `tools/list_changed`.
+//!
 //! Re-evaluation: every `--refresh-seconds` (default 30; 0 = off), when a
 //! plugin folder changes, and on `SIGHUP` (unix). Stops at the end of stdin
 //! (stdio), or on Ctrl-C / `SIGTERM`; every server child is ended.

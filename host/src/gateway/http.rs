@@ -315,19 +315,19 @@ pub async fn serve_http(
                     .get(HEADER_SESSION_ID)
                     .and_then(|v| v.to_str().ok())
                     .map(str::to_owned);
-                match (req.method(), session) {
-                    (&hyper::Method::DELETE, Some(id)) => {
-                        if !sessions.sessions.read().await.contains_key(id.as_str()) {
-                            return Ok(no_session());
-                        }
-                    }
-                    (&hyper::Method::POST, None) => {
-                        // A request without a session starts one.
-                        if sessions.sessions.read().await.len() >= max_sessions {
-                            return Ok(too_many_sessions(max_sessions));
-                        }
-                    }
-                    _ => {}
+                let method = req.method();
+                if method == hyper::Method::DELETE
+                    && let Some(id) = &session
+                    && !sessions.sessions.read().await.contains_key(id.as_str())
+                {
+                    return Ok(no_session());
+                }
+                // A POST without a session starts one.
+                if method == hyper::Method::POST
+                    && session.is_none()
+                    && sessions.sessions.read().await.len() >= max_sessions
+                {
+                    return Ok(too_many_sessions(max_sessions));
                 }
                 mcp.call(req).await
             }
