@@ -54,9 +54,11 @@ async def scenario(session, args, out, changed):
         )
     elif args.mode == "later":
         out["call"] = await call(session, "mcp_fx_later")
+        # No call to the server while it asks (0.3 s after `later`): a call
+        # in flight is what a request is tied to.
         outcome = "pending"
-        for _ in range(100):
-            await asyncio.sleep(0.1)
+        for _ in range(20):
+            await asyncio.sleep(1.5)
             outcome = (await call(session, "mcp_fx_outcome"))["text"]
             if outcome != "pending":
                 break
