@@ -297,6 +297,55 @@ mod tests {
     }
 
     #[test]
+    fn the_http_bounds_default_to_the_documented_values_and_refuse_zero() {
+        use clap::Parser;
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            serve: super::ServeArgs,
+        }
+        let cli = Cli::try_parse_from(["serve"]).unwrap();
+        assert_eq!(
+            cli.serve.http_limits(),
+            crate::gateway::http::HttpLimits::default()
+        );
+        let cli = Cli::try_parse_from([
+            "serve",
+            "--max-connections",
+            "16",
+            "--header-timeout",
+            "2",
+            "--max-sessions",
+            "3",
+            "--session-idle-seconds",
+            "60",
+        ])
+        .unwrap();
+        let l = cli.serve.http_limits();
+        assert_eq!(
+            (
+                l.max_connections,
+                l.header_timeout.as_secs(),
+                l.max_sessions,
+                l.session_idle.as_secs()
+            ),
+            (16, 2, 3, 60)
+        );
+        for flag in [
+            "--max-connections",
+            "--header-timeout",
+            "--max-sessions",
+            "--session-idle-seconds",
+        ] {
+            let e = Cli::try_parse_from(["serve", flag, "0"])
+                .err()
+                .unwrap()
+                .to_string();
+            assert!(e.contains(flag) && e.contains('0'), "{e}");
+        }
+    }
+
+    #[test]
     fn http_addresses_are_loopback_ip_port_or_localhost() {
         assert_eq!(
             parse_http_addr("localhost:8765").unwrap().to_string(),

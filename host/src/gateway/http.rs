@@ -454,6 +454,37 @@ mod tests {
         assert!(!constant_time_eq(b"", b"a"));
     }
 
+    #[test]
+    fn at_the_cap_the_oldest_connection_that_never_authorized_goes_first() {
+        let mut t = Connections::default();
+        let mut tokens = Vec::new();
+        for id in 0..4 {
+            let trusted = Arc::new(AtomicBool::new(id == 0 || id == 2));
+            let close = CancellationToken::new();
+            tokens.push(close.clone());
+            t.open.insert(id, Conn { trusted, close });
+        }
+        assert!(t.evict_untrusted());
+        assert!(tokens[1].is_cancelled() && !tokens[0].is_cancelled());
+        assert!(t.evict_untrusted());
+        assert!(tokens[3].is_cancelled() && !tokens[2].is_cancelled());
+        // Only authorized ones are left: nothing is closed for a newcomer.
+        assert!(!t.evict_untrusted());
+        assert_eq!(t.open.len(), 2);
+    }
+
+    #[test]
+    fn accept_warnings_are_one_per_period_with_a_count() {
+        let mut log = RateLog {
+            last: None,
+            skipped: 0,
+        };
+        for _ in 0..10_000 {
+            log.warn("accept failed");
+        }
+        assert_eq!(log.skipped, 9_999, "only the first one was written");
+    }
+
     #[tokio::test]
     async fn non_loopback_addresses_are_refused() {
         let addr: SocketAddr = "0.0.0.0:0".parse().unwrap();
