@@ -356,6 +356,29 @@ impl Host {
             .collect()
     }
 
+    /// A registered tool by name (offerable or not; [`Host::call`] refuses
+    /// gated ones), for the name of the server that owns it.
+    pub fn tool(&self, name: &str) -> Option<ToolInfo> {
+        self.client.tool(name)
+    }
+
+    /// Waits until the registered tools may have changed
+    /// ([`mcp::McpClient::tools_changed`]); hosts loaded with
+    /// [`Host::load_next`] share the signal with the host they follow.
+    pub fn tools_changed(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let client = self.client.clone();
+        async move { client.tools_changed().await }
+    }
+
+    /// Whether a server that is still connecting may own the tool name
+    /// `name` (its prefix; the gateway waits for such a server during its
+    /// first discovery).
+    pub fn connecting_may_own(&self, name: &str) -> bool {
+        self.client.status().iter().any(|s| {
+            s.state == ConnectionState::Connecting && mcp::naming::may_own_tool(&s.name, name)
+        })
+    }
+
     /// Calls an offered tool by its registered name (`mcp_<server>_<tool>`)
     /// with JSON object arguments. Errors: [`CallError`] (unknown tool, not
     /// connected, timeout after the server's `timeout` seconds, transport).

@@ -152,3 +152,24 @@ fn a_sub_second_connect_timeout_is_printed_as_such() {
         "{all}"
     );
 }
+
+/// `connect_timeout` has an upper bound (600 s, docs/security.md): `1e9`
+/// costs only its server, with the field and the value in the problem; the
+/// bound itself and the neighbour are kept.
+#[test]
+fn a_connect_timeout_over_ten_minutes_is_refused_with_field_and_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let (st, all) = status(
+        dir.path(),
+        "mcp_servers:\n  huge: {command: x, connect_timeout: 1e9}\n  edge: {enabled: false, command: x, connect_timeout: 600}\n",
+    );
+    assert_eq!(names(&st), ["edge"], "{all}");
+    let p = problems(&st);
+    assert_eq!(p.len(), 1, "{p:#?}");
+    assert!(
+        p[0].ends_with(
+            "config.yaml server 'huge': connect_timeout is 1000000000 s, more than the limit of 600 s (ten minutes); a server needs far less to start and answer initialize"
+        ),
+        "{p:?}"
+    );
+}

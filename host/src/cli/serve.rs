@@ -5,6 +5,11 @@
 //! `WASMGATE_TOKEN` environment variable — never from the command line, where
 //! other users of the machine could read it in the process list.
 //!
+//! HTTP bounds (docs/security.md, "Gateway bounds"): `--max-connections`,
+//! `--header-timeout`, `--max-sessions`, `--session-idle-seconds`. The
+//! client's `initialize` is answered at once; servers connect in the
+//! background and late ones are announced with `tools/list_changed`.
+//!
 //! Re-evaluation: every `--refresh-seconds` (default 30; 0 = off), when a
 //! plugin folder changes, and on `SIGHUP` (unix). Stops at the end of stdin
 //! (stdio), or on Ctrl-C / `SIGTERM`; every server child is ended.
@@ -37,6 +42,39 @@ pub struct ServeArgs {
     /// plugin folder change or SIGHUP).
     #[arg(long, value_name = "N", default_value_t = 30)]
     pub refresh_seconds: u64,
+    /// HTTP: open connections at most. At the cap a new connection closes
+    /// the oldest one that never sent an authorized request; if all have,
+    /// the new one is closed.
+    #[arg(long, value_name = "N", default_value_t = gateway::http::DEFAULT_MAX_CONNECTIONS as u64,
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub max_connections: u64,
+    /// HTTP: seconds a client has to send a request's headers (also the
+    /// longest a connection may sit idle between requests).
+    #[arg(long, value_name = "SECONDS", default_value_t = gateway::http::DEFAULT_HEADER_TIMEOUT_SECS,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub header_timeout: u64,
+    /// HTTP: MCP sessions at most; an initialize beyond it gets 503.
+    #[arg(long, value_name = "N", default_value_t = gateway::http::DEFAULT_MAX_SESSIONS as u64,
+          value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub max_sessions: u64,
+    /// HTTP: a session with no request for this many seconds is ended (its
+    /// client initializes a new one).
+    #[arg(long, value_name = "SECONDS", default_value_t = gateway::http::DEFAULT_SESSION_IDLE_SECS,
+          value_parser = clap::value_parser!(u64).range(1..=604_800))]
+    pub session_idle_seconds: u64,
+}
+
+impl ServeArgs {
+    /// The HTTP listener's bounds from the flags.
+    pub fn http_limits(&self) -> gateway::http::HttpLimits {
+        gateway::http::HttpLimits {
+            // Ranges checked by clap: they fit a usize.
+            max_connections: usize::try_from(self.max_connections).unwrap_or(usize::MAX),
+            header_timeout: Duration::from_secs(self.header_timeout),
+            max_sessions: usize::try_from(self.max_sessions).unwrap_or(usize::MAX),
+            session_idle: Duration::from_secs(self.session_idle_seconds),
+        }
+    }
 }
 
 /// Parses `--http`: `IP:PORT` or `localhost:PORT` (read as `127.0.0.1`).
@@ -139,6 +177,10 @@ pub async fn run(host: HostOptions, args: &ServeArgs) -> anyhow::Result<u8> {
         host,
         refresh_every: (args.refresh_seconds > 0)
             .then(|| Duration::from_secs(args.refresh_seconds)),
+        // The client's initialize is answered at once; servers that connect
+        // later are announced with tools/list_changed (a slow or silent
+        // server must not hold up the agent's start).
+        discover_in_background: true,
         ..GatewayOptions::new()
     };
     let gw = Gateway::start(options).await?;
@@ -167,7 +209,14 @@ pub async fn run(host: HostOptions, args: &ServeArgs) -> anyhow::Result<u8> {
                 "wasmgate serve: listening on http://{addr}{}",
                 gateway::http::MCP_PATH
             );
-            gateway::http::serve_http(gw.clone(), listener, token, stop.clone()).await
+            gateway::http::serve_http(
+                gw.clone(),
+                listener,
+                token,
+                args.http_limits(),
+                stop.clone(),
+            )
+            .await
         }
         None => tokio::select! {
             r = gateway::serve_stdio(gw.clone()) => r,
@@ -245,6 +294,55 @@ mod tests {
         assert!(e.contains("longer than 4096 bytes"), "{e}");
         let e = read_token(Some(&dir.path().join("missing"))).unwrap_err();
         assert!(e.to_string().contains("--token-file"), "{e}");
+    }
+
+    #[test]
+    fn the_http_bounds_default_to_the_documented_values_and_refuse_zero() {
+        use clap::Parser;
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            serve: super::ServeArgs,
+        }
+        let cli = Cli::try_parse_from(["serve"]).unwrap();
+        assert_eq!(
+            cli.serve.http_limits(),
+            crate::gateway::http::HttpLimits::default()
+        );
+        let cli = Cli::try_parse_from([
+            "serve",
+            "--max-connections",
+            "16",
+            "--header-timeout",
+            "2",
+            "--max-sessions",
+            "3",
+            "--session-idle-seconds",
+            "60",
+        ])
+        .unwrap();
+        let l = cli.serve.http_limits();
+        assert_eq!(
+            (
+                l.max_connections,
+                l.header_timeout.as_secs(),
+                l.max_sessions,
+                l.session_idle.as_secs()
+            ),
+            (16, 2, 3, 60)
+        );
+        for flag in [
+            "--max-connections",
+            "--header-timeout",
+            "--max-sessions",
+            "--session-idle-seconds",
+        ] {
+            let e = Cli::try_parse_from(["serve", flag, "0"])
+                .err()
+                .unwrap()
+                .to_string();
+            assert!(e.contains(flag) && e.contains('0'), "{e}");
+        }
     }
 
     #[test]

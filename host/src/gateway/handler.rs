@@ -2,7 +2,12 @@
 //! tools from the live host, calls forwarded, visible skills as prompts and
 //! resources. Every session handler shares one [`Gateway`].
 
+// rmcp marks sampling deprecated (SEP-2577, protocol 2026-07-28); clients
+// on earlier protocol versions still use it, and spec §5 requires it.
+#![allow(deprecated)]
+
 use super::Gateway;
+use super::sampling::{Caller, SamplingJob};
 use crate::host::{Host, SkillRecord};
 use crate::mcp::{CallError, CallResult, ConnectionState, ToolInfo};
 use rmcp::model::{
@@ -26,13 +31,20 @@ pub const SKILL_PROMPT_PREFIX: &str = "skill_";
 #[derive(Clone)]
 pub struct GatewayHandler {
     gateway: Gateway,
+    /// The gateway's number for this session (sampling routing).
+    session: u64,
 }
 
 impl GatewayHandler {
     pub(super) fn new(gateway: Gateway) -> GatewayHandler {
-        GatewayHandler { gateway }
+        let session = gateway.inner.route.session_number();
+        GatewayHandler { gateway, session }
     }
 }
+
+/// Sampling jobs a call may have queued at once (a server asks one at a
+/// time while it handles a call; more wait in the server's own task).
+const SAMPLING_QUEUE: usize = 4;
 
 /// One visible skill as the gateway offers it.
 struct OfferedSkill<'a> {
@@ -132,6 +144,7 @@ impl ServerHandler for GatewayHandler {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        self.gateway.settle_first_discovery().await;
         let tools = self.gateway.offered_tools().iter().map(mcp_tool).collect();
         Ok(ListToolsResult::with_all_items(tools))
     }
@@ -146,9 +159,35 @@ impl ServerHandler for GatewayHandler {
             serde_json::Value::Object(Default::default()),
             serde_json::Value::Object,
         );
-        let call = self.gateway.call_from(&context.peer, &name, args);
+        let (jobs, mut queued) = tokio::sync::mpsc::channel::<SamplingJob>(SAMPLING_QUEUE);
+        let caller = Caller {
+            session: self.session,
+            request: context.id.clone(),
+            peer: context.peer.clone(),
+            jobs,
+        };
+        let call = self.gateway.call_from(caller, &name, args);
+        // The server's sampling requests for this call are sent from here,
+        // this request's own task: rmcp ties a request sent from a request
+        // handler to that request, so over HTTP it rides the call's own
+        // response stream.
+        let peer = context.peer.clone();
+        let serve_sampling = async move {
+            while let Some(job) = queued.recv().await {
+                let answer = peer
+                    .create_message(job.params)
+                    .await
+                    .map_err(|e| e.to_string());
+                let _ = job.reply.send(answer);
+            }
+            std::future::pending::<()>().await;
+        };
         let outcome = tokio::select! {
             r = call => r,
+            // Never ends on its own (it waits forever once its queue closes).
+            () = serve_sampling => {
+                return Err(ErrorData::internal_error("sampling forwarding stopped", None));
+            }
             () = context.ct.cancelled() => {
                 return Err(ErrorData::internal_error(
                     format!("call to '{name}' was cancelled by the client"),

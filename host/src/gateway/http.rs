@@ -17,8 +17,11 @@ use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tower_service::Service;
@@ -69,12 +72,148 @@ pub async fn bind_loopback(addr: SocketAddr) -> Result<TcpListener, HttpError> {
         .map_err(|error| HttpError::Bind { addr, error })
 }
 
+/// Bounds of the HTTP listener (docs/security.md, "Gateway bounds"). Each
+/// is a flag of `wasmgate serve`; the defaults suit a local gateway with a
+/// few agents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HttpLimits {
+    /// Open connections at most (`--max-connections`). At the cap, a new
+    /// connection closes the oldest one that has not yet sent an authorized
+    /// request (a slowloris or idle probe); if every open one has, the new
+    /// connection is closed at once.
+    pub max_connections: usize,
+    /// Time a client has to send a request's headers (`--header-timeout`),
+    /// also the longest a connection may sit idle between requests.
+    pub header_timeout: Duration,
+    /// MCP sessions at most (`--max-sessions`); an `initialize` beyond it
+    /// gets `503 Service Unavailable`.
+    pub max_sessions: usize,
+    /// A session with no request for this long is ended
+    /// (`--session-idle-seconds`); its client gets `404` and initializes a
+    /// new one, as the MCP transport spec says.
+    pub session_idle: Duration,
+}
+
+/// Default [`HttpLimits::max_connections`].
+pub const DEFAULT_MAX_CONNECTIONS: usize = 64;
+/// Default [`HttpLimits::header_timeout`], seconds.
+pub const DEFAULT_HEADER_TIMEOUT_SECS: u64 = 10;
+/// Default [`HttpLimits::max_sessions`].
+pub const DEFAULT_MAX_SESSIONS: usize = 32;
+/// Default [`HttpLimits::session_idle`], seconds.
+pub const DEFAULT_SESSION_IDLE_SECS: u64 = 1800;
+
+impl Default for HttpLimits {
+    fn default() -> Self {
+        HttpLimits {
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            header_timeout: Duration::from_secs(DEFAULT_HEADER_TIMEOUT_SECS),
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            session_idle: Duration::from_secs(DEFAULT_SESSION_IDLE_SECS),
+        }
+    }
+}
+
+/// The open connections, oldest first, and whether each has sent an
+/// authorized request (only those that have not may be closed for a
+/// newcomer).
+#[derive(Default)]
+struct Connections {
+    next: u64,
+    open: BTreeMap<u64, Conn>,
+}
+
+struct Conn {
+    trusted: Arc<AtomicBool>,
+    close: CancellationToken,
+}
+
+impl Connections {
+    /// Closes the oldest connection that never sent an authorized request.
+    /// Returns whether there was one.
+    fn evict_untrusted(&mut self) -> bool {
+        let victim = self
+            .open
+            .iter()
+            .find(|(_, c)| !c.trusted.load(Ordering::Relaxed))
+            .map(|(id, _)| *id);
+        match victim.and_then(|id| self.open.remove(&id)) {
+            Some(c) => {
+                c.close.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// Removes its connection from the table when the connection task ends.
+struct ConnGuard {
+    table: Arc<Mutex<Connections>>,
+    id: u64,
+}
+
+impl Drop for ConnGuard {
+    fn drop(&mut self) {
+        lock(&self.table).open.remove(&self.id);
+    }
+}
+
+/// At most one warning per this period about refused or failed accepts;
+/// the next one says how many were left out.
+const ACCEPT_LOG_EVERY: Duration = Duration::from_secs(10);
+/// Longest back-off after an accept error (too many open files, …).
+const ACCEPT_BACKOFF_MAX: Duration = Duration::from_secs(1);
+
+/// A rate-limited warning: the first at once, then one per
+/// [`ACCEPT_LOG_EVERY`] with the count of those in between.
+struct RateLog {
+    last: Option<Instant>,
+    skipped: u64,
+}
+
+impl RateLog {
+    fn warn(&mut self, msg: &str) {
+        let now = Instant::now();
+        if self
+            .last
+            .is_some_and(|t| now.duration_since(t) < ACCEPT_LOG_EVERY)
+        {
+            self.skipped += 1;
+            return;
+        }
+        if self.skipped > 0 {
+            tracing::warn!("gateway http: {msg} (and {} more like it)", self.skipped);
+        } else {
+            tracing::warn!("gateway http: {msg}");
+        }
+        self.last = Some(now);
+        self.skipped = 0;
+    }
+}
+
+/// Whether an accept error means the process or system is out of file
+/// descriptors (EMFILE / ENFILE).
+fn out_of_files(e: &std::io::Error) -> bool {
+    #[cfg(unix)]
+    {
+        matches!(e.raw_os_error(), Some(libc::EMFILE) | Some(libc::ENFILE))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = e;
+        false
+    }
+}
+
 /// Serves the gateway on `listener` until `stop` is cancelled. `token`:
-/// the bearer token every request must carry (`None` = no check).
+/// the bearer token every request must carry (`None` = no check); `limits`:
+/// connection, header, session bounds ([`HttpLimits`]).
 pub async fn serve_http(
     gateway: Gateway,
     listener: TcpListener,
     token: Option<String>,
+    limits: HttpLimits,
     stop: CancellationToken,
 ) -> anyhow::Result<()> {
     // A browser page sends its Origin; only pages served from loopback may
@@ -84,29 +223,83 @@ pub async fn serve_http(
         .with_cancellation_token(stop.child_token())
         .with_allowed_origins(ALLOWED_ORIGINS.iter().copied())
         .enforce_origin_validation();
-    let mcp = StreamableHttpService::new(
-        move || Ok(gateway.handler()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
+    let mut sessions = LocalSessionManager::default();
+    sessions.session_config.keep_alive = Some(limits.session_idle);
+    let sessions = Arc::new(sessions);
+    let mcp = StreamableHttpService::new(move || Ok(gateway.handler()), sessions.clone(), config);
     let token: Option<Arc<[u8]>> = token.map(|t| Arc::from(t.into_bytes()));
-    let mut connections = tokio::task::JoinSet::new();
+    let table = Arc::new(Mutex::new(Connections::default()));
+    let mut log = RateLog {
+        last: None,
+        skipped: 0,
+    };
+    let mut backoff = Duration::ZERO;
+    let mut tasks = tokio::task::JoinSet::new();
     loop {
         let (stream, _peer) = tokio::select! {
             () = stop.cancelled() => break,
             accepted = listener.accept() => match accepted {
-                Ok(a) => a,
+                Ok(a) => {
+                    backoff = Duration::ZERO;
+                    a
+                }
                 Err(e) => {
-                    tracing::warn!("gateway http: accept failed: {e}");
+                    // Out of descriptors: free one held by a connection that
+                    // never authorized, and back off, so the loop does not
+                    // spin on an error that repeats at once.
+                    let freed = out_of_files(&e) && lock(&table).evict_untrusted();
+                    backoff = (backoff * 2).clamp(Duration::from_millis(10), ACCEPT_BACKOFF_MAX);
+                    log.warn(&format!(
+                        "accept failed: {e}{}; retrying in {} ms",
+                        if freed { " (closed the oldest unauthorized connection)" } else { "" },
+                        backoff.as_millis()
+                    ));
+                    tokio::select! {
+                        () = stop.cancelled() => break,
+                        () = tokio::time::sleep(backoff) => {}
+                    }
                     continue;
                 }
             },
         };
+        let trusted = Arc::new(AtomicBool::new(false));
+        let close = stop.child_token();
+        let id = {
+            let mut t = lock(&table);
+            if t.open.len() >= limits.max_connections.max(1) && !t.evict_untrusted() {
+                drop(t);
+                drop(stream);
+                log.warn(&format!(
+                    "{} connections are open, all authorized; a new one was closed \
+                     (--max-connections)",
+                    limits.max_connections
+                ));
+                continue;
+            }
+            let id = t.next;
+            t.next += 1;
+            t.open.insert(
+                id,
+                Conn {
+                    trusted: trusted.clone(),
+                    close: close.clone(),
+                },
+            );
+            id
+        };
+        let guard = ConnGuard {
+            table: table.clone(),
+            id,
+        };
         let mcp = mcp.clone();
         let token = token.clone();
+        let sessions = sessions.clone();
+        let max_sessions = limits.max_sessions;
         let service = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
             let mut mcp = mcp.clone();
             let token = token.clone();
+            let trusted = trusted.clone();
+            let sessions = sessions.clone();
             async move {
                 if let Some(expected) = &token
                     && !authorized(&req, expected)
@@ -116,13 +309,37 @@ pub async fn serve_http(
                 if req.uri().path() != MCP_PATH {
                     return Ok(not_found());
                 }
+                trusted.store(true, Ordering::Relaxed);
+                let session = req
+                    .headers()
+                    .get(HEADER_SESSION_ID)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned);
+                let method = req.method();
+                if method == hyper::Method::DELETE
+                    && let Some(id) = &session
+                    && !sessions.sessions.read().await.contains_key(id.as_str())
+                {
+                    return Ok(no_session());
+                }
+                // A POST without a session starts one.
+                if method == hyper::Method::POST
+                    && session.is_none()
+                    && sessions.sessions.read().await.len() >= max_sessions
+                {
+                    return Ok(too_many_sessions(max_sessions));
+                }
                 mcp.call(req).await
             }
         });
-        let stop = stop.clone();
-        connections.spawn(async move {
-            let conn = hyper::server::conn::http1::Builder::new()
-                .serve_connection(TokioIo::new(stream), service);
+        let header_timeout = limits.header_timeout;
+        tasks.spawn(async move {
+            let _guard = guard;
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            builder
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(header_timeout);
+            let conn = builder.serve_connection(TokioIo::new(stream), service);
             tokio::pin!(conn);
             tokio::select! {
                 r = conn.as_mut() => {
@@ -130,14 +347,22 @@ pub async fn serve_http(
                         tracing::debug!("gateway http: connection ended: {e}");
                     }
                 }
-                () = stop.cancelled() => conn.as_mut().graceful_shutdown(),
+                // Evicted for a newcomer, or the server stops.
+                () = close.cancelled() => conn.as_mut().graceful_shutdown(),
             }
         });
         // Reap finished connections so the set does not grow.
-        while connections.try_join_next().is_some() {}
+        while tasks.try_join_next().is_some() {}
     }
-    connections.abort_all();
+    tasks.abort_all();
     Ok(())
+}
+
+/// The streamable HTTP session header.
+const HEADER_SESSION_ID: &str = "mcp-session-id";
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 type BoxBody = http_body_util::combinators::BoxBody<Bytes, std::convert::Infallible>;
@@ -179,6 +404,33 @@ fn unauthorized() -> hyper::Response<BoxBody> {
     r
 }
 
+fn no_session() -> hyper::Response<BoxBody> {
+    let mut r = hyper::Response::new(
+        Full::new(Bytes::from_static(
+            b"404 Not Found: no such MCP session (it ended or expired); send initialize for a new one\n",
+        ))
+        .boxed(),
+    );
+    *r.status_mut() = hyper::StatusCode::NOT_FOUND;
+    r
+}
+
+fn too_many_sessions(max: usize) -> hyper::Response<BoxBody> {
+    let mut r = hyper::Response::new(
+        Full::new(Bytes::from(format!(
+            "503 Service Unavailable: wasmgate serve already holds {max} MCP sessions \
+             (--max-sessions); end one (DELETE) or wait for an idle one to expire\n"
+        )))
+        .boxed(),
+    );
+    *r.status_mut() = hyper::StatusCode::SERVICE_UNAVAILABLE;
+    r.headers_mut().insert(
+        hyper::header::RETRY_AFTER,
+        hyper::header::HeaderValue::from_static("10"),
+    );
+    r
+}
+
 fn not_found() -> hyper::Response<BoxBody> {
     let mut r = hyper::Response::new(
         Full::new(Bytes::from_static(
@@ -200,6 +452,37 @@ mod tests {
         assert!(!constant_time_eq(b"abc", b"abd"));
         assert!(!constant_time_eq(b"abc", b"abcd"));
         assert!(!constant_time_eq(b"", b"a"));
+    }
+
+    #[test]
+    fn at_the_cap_the_oldest_connection_that_never_authorized_goes_first() {
+        let mut t = Connections::default();
+        let mut tokens = Vec::new();
+        for id in 0..4 {
+            let trusted = Arc::new(AtomicBool::new(id == 0 || id == 2));
+            let close = CancellationToken::new();
+            tokens.push(close.clone());
+            t.open.insert(id, Conn { trusted, close });
+        }
+        assert!(t.evict_untrusted());
+        assert!(tokens[1].is_cancelled() && !tokens[0].is_cancelled());
+        assert!(t.evict_untrusted());
+        assert!(tokens[3].is_cancelled() && !tokens[2].is_cancelled());
+        // Only authorized ones are left: nothing is closed for a newcomer.
+        assert!(!t.evict_untrusted());
+        assert_eq!(t.open.len(), 2);
+    }
+
+    #[test]
+    fn accept_warnings_are_one_per_period_with_a_count() {
+        let mut log = RateLog {
+            last: None,
+            skipped: 0,
+        };
+        for _ in 0..10_000 {
+            log.warn("accept failed");
+        }
+        assert_eq!(log.skipped, 9_999, "only the first one was written");
     }
 
     #[tokio::test]

@@ -21,10 +21,10 @@
 //!   Hidden skills are in neither list.
 //! - Sampling: a plugin server's `sampling/createMessage` passes that
 //!   server's sampling policy in wasmgate's client and is forwarded to the
-//!   gateway's own client — the one whose call to that server is in flight,
-//!   else the newest that declared sampling ([`sampling`]). A client without
-//!   the sampling capability is never asked; the server gets an error that
-//!   says so.
+//!   gateway's own client whose call the server is serving — recorded with
+//!   its session and request id; a request that cannot be tied to one call
+//!   is refused ([`sampling`]). A client without the sampling capability is
+//!   never asked; the server gets an error that says so.
 //! - Live changes: [`Gateway::refresh`] loads the plugin folders and config
 //!   again and re-evaluates availability. When nothing that the load decides
 //!   changed (plugins, server entries, availability, skills), the live host is
@@ -39,7 +39,13 @@
 //!   `notifications/tools/list_changed` (and the prompts/resources
 //!   list_changed for skills) to every connected client.
 //!   [`Gateway::watch`] runs the ticks: plugin folders polled for changed
-//!   files (mtime and size), and a full refresh on a schedule.
+//!   files (mtime and size), and a full refresh on a schedule. Changes of
+//!   the MCP client's tools (a server connected or lost, its own
+//!   `tools/list_changed`) are published as they happen, not on a tick.
+//! - Start: with [`GatewayOptions::discover_in_background`] (what `wasmgate
+//!   serve` uses) the servers connect after [`Gateway::start`] returns, so a
+//!   client's `initialize` is answered at once and late servers are
+//!   announced with `tools/list_changed`.
 //!
 //! Transports: [`serve_stdio`] and [`http::serve_http`] (loopback only,
 //! optional bearer token).
@@ -91,6 +97,12 @@ pub struct GatewayOptions {
     /// Period of the watch tick (plugin folders polled, offered set
     /// compared). Default [`DEFAULT_WATCH_TICK`].
     pub watch_tick: Duration,
+    /// `true`: [`Gateway::start`] returns once the plugins are loaded and
+    /// connects the servers in the background, so a client's `initialize`
+    /// is answered at once with the servers connected so far; each server
+    /// that connects later is announced with `tools/list_changed`. `false`
+    /// (the default for embedding): `start` returns after discovery.
+    pub discover_in_background: bool,
 }
 
 impl GatewayOptions {
@@ -100,6 +112,7 @@ impl GatewayOptions {
             host: HostOptions::new(),
             refresh_every: Some(DEFAULT_REFRESH),
             watch_tick: DEFAULT_WATCH_TICK,
+            discover_in_background: false,
         }
     }
 }
@@ -146,8 +159,20 @@ struct Inner {
     load_print: Mutex<u64>,
     /// Fingerprint of the plugin folders' files (names, sizes, mtimes).
     dir_print: Mutex<u64>,
-    /// Serializes refreshes.
-    refresh_lock: tokio::sync::Mutex<()>,
+    /// Serializes refreshes (and the first discovery).
+    refresh_lock: Arc<tokio::sync::Mutex<()>>,
+    /// Held by a refresh that swaps hosts, from its discovery to its own
+    /// publish, and by every other publish: while a fresh host connects,
+    /// the live one's view of the shared client is half-way (a restarted
+    /// server looks lost), and the refresh announces the result itself.
+    publishing: tokio::sync::Mutex<()>,
+    /// `true` while the first discovery runs in the background.
+    discovering: tokio::sync::watch::Sender<bool>,
+    /// When [`Gateway::start`] returned (the grace of the first tools/list).
+    started: Instant,
+    /// The task that publishes tool changes of the MCP client as they
+    /// happen (a server connected, lost, or its `tools/list_changed`).
+    forwarder: Mutex<Option<tokio::task::AbortHandle>>,
     /// Connected MCP clients (closed ones are pruned on each notify) and
     /// calls in flight, for list_changed and for forwarding sampling.
     route: Arc<sampling::Route>,
@@ -177,7 +202,10 @@ impl Gateway {
                 Some(Arc::new(sampling::ForwardToClient::new(route.clone())));
         }
         let host = load(options.host.clone()).await?;
-        host.discover().await;
+        let background = options.discover_in_background;
+        if !background {
+            host.discover().await;
+        }
         let load_print = load_fingerprint(&host);
         let dir_print = dir_fingerprint(&options.host.plugin_dirs);
         let (changes, _) = broadcast::channel(64);
@@ -187,7 +215,11 @@ impl Gateway {
                 host: RwLock::new(Arc::new(host)),
                 load_print: Mutex::new(load_print),
                 dir_print: Mutex::new(dir_print),
-                refresh_lock: tokio::sync::Mutex::new(()),
+                refresh_lock: Arc::new(tokio::sync::Mutex::new(())),
+                publishing: tokio::sync::Mutex::new(()),
+                forwarder: Mutex::new(None),
+                discovering: tokio::sync::watch::Sender::new(background),
+                started: Instant::now(),
                 route,
                 seen: Mutex::new(Seen::default()),
                 changes,
@@ -195,7 +227,42 @@ impl Gateway {
         };
         let seen = gateway.current_seen();
         *lock(&gateway.inner.seen) = seen;
+        gateway.spawn_forwarder();
+        if background {
+            // Taken before `start` returns, so no refresh connects the same
+            // servers a second time meanwhile.
+            let one_at_a_time = gateway.inner.refresh_lock.clone().lock_owned().await;
+            let gw = gateway.clone();
+            tokio::spawn(async move {
+                let _one_at_a_time = one_at_a_time;
+                gw.host().discover().await;
+                let _outside_a_swap = gw.inner.publishing.lock().await;
+                gw.publish(false).await;
+                gw.inner.discovering.send_replace(false);
+            });
+        }
         Ok(gateway)
+    }
+
+    /// Publishes each change of the MCP client's tools as it happens
+    /// (docs/security.md, "Gateway bounds": within 100 ms of the upstream
+    /// `tools/list_changed`, not on the next watch tick). Changes that
+    /// arrive while a publish runs merge into one more (the client's signal
+    /// keeps one permit). Holds the gateway only weakly.
+    fn spawn_forwarder(&self) {
+        let weak = Arc::downgrade(&self.inner);
+        let task = tokio::spawn(async move {
+            loop {
+                let Some(inner) = weak.upgrade() else { return };
+                let changed = Gateway { inner }.host().tools_changed();
+                changed.await;
+                let Some(inner) = weak.upgrade() else { return };
+                let gw = Gateway { inner };
+                let _outside_a_swap = gw.inner.publishing.lock().await;
+                gw.publish(false).await;
+            }
+        });
+        *lock(&self.inner.forwarder) = Some(task.abort_handle());
     }
 
     /// The live host (a snapshot: a refresh may swap in another one).
@@ -224,15 +291,87 @@ impl Gateway {
     }
 
     /// [`Gateway::call`] for a client session: while it runs, a sampling
-    /// request of the tool's server goes to `caller`.
+    /// request of the tool's server goes to `caller` ([`sampling`]). A
+    /// server whose sampling is active serves one session at a time: the
+    /// wait for another session's calls to end counts against the
+    /// server's `timeout`.
     pub(crate) async fn call_from(
         &self,
-        caller: &Peer<RoleServer>,
+        caller: sampling::Caller,
         name: &str,
         args: serde_json::Value,
     ) -> Result<CallResult, CallError> {
-        let _in_flight = self.inner.route.enter(name, caller);
-        self.call(name, args).await
+        let mut host = self.host();
+        if host.tool(name).is_none() {
+            self.await_first_discovery(name).await;
+            host = self.host();
+        }
+        let Some(tool) = host.tool(name) else {
+            return host.call(name, args).await;
+        };
+        let server = tool.server;
+        let route = &self.inner.route;
+        let spec = host.server(&server).map(|s| s.spec.clone());
+        let _lane = match spec.filter(|s| s.sampling.active()) {
+            Some(spec) => {
+                match tokio::time::timeout(spec.timeout, route.lane(&server, caller.session)).await
+                {
+                    Ok(lane) => Some(lane),
+                    Err(_) => {
+                        return Err(CallError::Failed {
+                            message: format!(
+                                "waited the server's whole timeout ({} s) for another gateway \
+                                 client's calls to '{server}' to end: a server that may ask for \
+                                 sampling serves one client session at a time \
+                                 (docs/security.md, \"Sampling through the gateway\")",
+                                spec.timeout.as_secs_f64()
+                            ),
+                            server: server.clone(),
+                            tool: tool.original_name,
+                        });
+                    }
+                }
+            }
+            None => None,
+        };
+        let _in_flight = route.enter(&server, caller);
+        host.call(name, args).await
+    }
+
+    /// While the first discovery runs in the background, waits until it
+    /// ends or [`FIRST_LIST_GRACE`] after the start has passed, whichever
+    /// comes first: a client that lists tools right after `initialize` (a
+    /// one-shot CLI) sees the servers that start quickly; slower ones follow
+    /// with `tools/list_changed`.
+    pub(crate) async fn settle_first_discovery(&self) {
+        let mut discovering = self.inner.discovering.subscribe();
+        let deadline = tokio::time::Instant::from_std(self.inner.started + FIRST_LIST_GRACE);
+        let _ = tokio::time::timeout_at(deadline, discovering.wait_for(|busy| !*busy)).await;
+    }
+
+    /// While the first discovery runs in the background, waits until `name`
+    /// is registered or no server that may own it is still connecting (each
+    /// is bounded by its `connect_timeout`): a client that calls a tool it
+    /// knows right after `initialize` is not told it does not exist because
+    /// its server is still starting.
+    async fn await_first_discovery(&self, name: &str) {
+        let mut discovering = self.inner.discovering.subscribe();
+        loop {
+            if !*discovering.borrow_and_update() {
+                return;
+            }
+            let host = self.host();
+            if host.tool(name).is_some() || !host.connecting_may_own(name) {
+                return;
+            }
+            drop(host);
+            // Re-checked when the discovery ends and four times a second
+            // (a server that connects or fails).
+            tokio::select! {
+                r = discovering.changed() => if r.is_err() { return },
+                () = tokio::time::sleep(Duration::from_millis(250)) => {}
+            }
+        }
     }
 
     /// Receives a [`Change`] each time the offered tools, the visible
@@ -259,6 +398,10 @@ impl Gateway {
         let fresh = load_next(self.inner.options.host.clone(), live.clone()).await?;
         let print = load_fingerprint(&fresh);
         let swapped = print != *lock(&self.inner.load_print);
+        let _announce_at_the_end = match swapped {
+            true => Some(self.inner.publishing.lock().await),
+            false => None,
+        };
         if swapped {
             // A reload says what went wrong with what it read, as the start
             // does: a plugin that broke disappears with its reason logged.
@@ -326,6 +469,7 @@ impl Gateway {
                 }
                 last_refresh = Instant::now();
             } else {
+                let _outside_a_swap = self.inner.publishing.lock().await;
                 self.publish(false).await;
             }
         }
@@ -334,6 +478,9 @@ impl Gateway {
     /// Ends every server session and child process (the live host's MCP
     /// client, which every earlier host shared).
     pub async fn shutdown(&self) {
+        if let Some(task) = lock(&self.inner.forwarder).take() {
+            task.abort();
+        }
         self.host().shutdown().await;
     }
 
@@ -382,17 +529,31 @@ impl Gateway {
         for peer in peers {
             // Skills first, tools last: a client that reacts to the tools
             // notification (and perhaps ends the session) has seen the rest.
+            // Bounded: a client that reads nothing must not hold up the others.
+            use tokio::time::timeout;
             if skills {
-                let _ = peer.notify_prompt_list_changed().await;
-                let _ = peer.notify_resource_list_changed().await;
+                let _ = timeout(NOTIFY_TIMEOUT, peer.notify_prompt_list_changed()).await;
+                let _ = timeout(NOTIFY_TIMEOUT, peer.notify_resource_list_changed()).await;
             }
-            if tools && let Err(e) = peer.notify_tool_list_changed().await {
-                tracing::debug!("gateway: tools/list_changed not delivered: {e}");
+            if tools {
+                match timeout(NOTIFY_TIMEOUT, peer.notify_tool_list_changed()).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) => tracing::debug!("gateway: tools/list_changed not delivered: {e}"),
+                    Err(_) => tracing::debug!("gateway: tools/list_changed not taken in time"),
+                }
             }
         }
         (tools, skills)
     }
 }
+
+/// Longest a `tools/list` waits for the first discovery, counted from the
+/// gateway's start (docs/security.md, "Gateway bounds").
+pub const FIRST_LIST_GRACE: Duration = Duration::from_secs(3);
+
+/// How long one client may take to accept a list_changed notification
+/// before the gateway moves on to the next client.
+const NOTIFY_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// Largest message a client may send over stdio, in bytes (rmcp's default).
 pub const STDIO_MAX_MESSAGE: usize = 16 * 1024 * 1024;

@@ -6,24 +6,76 @@
 //! [`ForwardToClient`] provider, which asks the gateway's own MCP client
 //! (the agent) and returns its answer.
 //!
-//! Which client is asked: the one whose `tools/call` to that server is in
-//! flight (the newest, if several are) — a server asks for sampling while
-//! it handles a call; otherwise the newest connected client that declared
-//! the sampling capability. A client that did not declare it gets no
-//! request: the server receives a clear error instead.
+//! Which client is asked (docs/security.md, "Sampling through the
+//! gateway"): the one whose `tools/call` to that server the request belongs
+//! to. Every call in flight is recorded with its originating request — the
+//! client session and that session's JSON-RPC request id — and the server
+//! it went to (the exact server name of the tool, never a name prefix). The
+//! request goes back to the client *from the originating call's handler*, so
+//! over HTTP it rides that request's own response stream.
+//!
+//! A server's request carries no id of the call it serves (MCP defines no
+//! such field; over stdio nothing ties the two). So the gateway makes the
+//! tie unambiguous instead of guessing:
+//! - A server whose sampling is active serves one client session at a time
+//!   through the gateway: a call from another session waits (inside that
+//!   call's `timeout`) until the calls of the session being served end.
+//!   Calls of one session still run side by side.
+//! - The request goes to the session whose calls to that server are in
+//!   flight. None in flight (a server asking on its own, between calls) or
+//!   calls of several sessions (cannot happen while the rule above holds) —
+//!   refused with an error saying why; nobody is asked.
+//! - A client that did not declare the sampling capability gets no request:
+//!   the server receives a clear error instead.
 
 // rmcp marks sampling deprecated (SEP-2577, protocol 2026-07-28); clients
 // on earlier protocol versions still use it, and spec §5 requires it.
 #![allow(deprecated)]
 
 use super::lock;
-use crate::mcp::naming;
 use crate::mcp::sampling::{SamplingFuture, SamplingProvider, SamplingRequest, SamplingResponse};
 use rmcp::RoleServer;
-use rmcp::model::CreateMessageRequestParams;
+use rmcp::model::{CreateMessageRequestParams, CreateMessageResult, RequestId};
 use rmcp::service::Peer;
+use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use tokio::sync::{Notify, mpsc, oneshot};
+
+/// One sampling request handed to the call it belongs to; the call's
+/// handler sends it to its client and answers on `reply`.
+pub(crate) struct SamplingJob {
+    pub params: CreateMessageRequestParams,
+    pub reply: oneshot::Sender<Result<CreateMessageResult, String>>,
+}
+
+/// The originating request of a `tools/call`: which client session, which
+/// request of it, and where its sampling jobs go.
+pub(crate) struct Caller {
+    /// The gateway's number for the client session.
+    pub session: u64,
+    /// The session's JSON-RPC id of the `tools/call`.
+    pub request: RequestId,
+    /// The client session.
+    pub peer: Peer<RoleServer>,
+    /// The call handler's sampling queue.
+    pub jobs: mpsc::Sender<SamplingJob>,
+}
+
+struct CallEntry {
+    id: u64,
+    server: String,
+    caller: Caller,
+}
+
+/// Who a server's lane belongs to (see the module docs).
+struct Lane {
+    session: u64,
+    calls: usize,
+    /// Calls of other sessions waiting for the lane; while any wait, the
+    /// owning session starts no new call (no starvation).
+    waiting: usize,
+}
 
 /// The gateway's client sessions and the `tools/call`s in flight, shared by
 /// the session handlers and the sampling provider.
@@ -32,8 +84,11 @@ pub(crate) struct Route {
     /// Connected client sessions, oldest first; read through
     /// [`Route::live_peers`], which prunes closed ones.
     peers: Mutex<Vec<Peer<RoleServer>>>,
-    /// Calls in flight: (id, registered tool name, calling client).
-    calls: Mutex<Vec<(u64, String, Peer<RoleServer>)>>,
+    /// Calls in flight with their originating request.
+    calls: Mutex<Vec<CallEntry>>,
+    /// Lanes of servers whose sampling is active, by server name.
+    lanes: Mutex<HashMap<String, Lane>>,
+    lane_freed: Notify,
     next: AtomicU64,
 }
 
@@ -47,9 +102,55 @@ pub(crate) struct InFlight<'a> {
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
         let mut calls = lock(&self.route.calls);
-        if let Some(i) = calls.iter().rposition(|(id, _, _)| *id == self.id) {
-            calls.swap_remove(i);
+        if let Some(i) = calls.iter().position(|c| c.id == self.id) {
+            calls.remove(i);
         }
+    }
+}
+
+/// Holds a server's lane for one call; releases it when dropped.
+pub(crate) struct LaneGuard<'a> {
+    route: &'a Route,
+    server: String,
+}
+
+impl Drop for LaneGuard<'_> {
+    fn drop(&mut self) {
+        let mut lanes = lock(&self.route.lanes);
+        if let Some(lane) = lanes.get_mut(&self.server) {
+            lane.calls = lane.calls.saturating_sub(1);
+            if lane.calls == 0 && lane.waiting == 0 {
+                lanes.remove(&self.server);
+            }
+        }
+        drop(lanes);
+        self.route.lane_freed.notify_waiters();
+    }
+}
+
+/// A call waiting for a lane; un-counts itself if the wait is dropped
+/// (the call timed out or was cancelled).
+struct Waiting<'a> {
+    route: &'a Route,
+    server: &'a str,
+    counted: bool,
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        if !self.counted {
+            return;
+        }
+        let mut lanes = lock(&self.route.lanes);
+        if let Some(lane) = lanes.get_mut(self.server) {
+            lane.waiting = lane.waiting.saturating_sub(1);
+            if lane.calls == 0 && lane.waiting == 0 {
+                lanes.remove(self.server);
+            }
+        }
+        drop(lanes);
+        // A waiter that gave up may have been what held the owner back.
+        self.route.lane_freed.notify_waiters();
     }
 }
 
@@ -61,47 +162,99 @@ impl Route {
         peers
     }
 
-    /// Records that `peer` is calling `tool` (a registered name) until the
-    /// guard drops.
-    pub(crate) fn enter(&self, tool: &str, peer: &Peer<RoleServer>) -> InFlight<'_> {
+    /// A fresh number for a client session.
+    pub(crate) fn session_number(&self) -> u64 {
+        self.next.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Waits until `session` may call `server` (a server whose sampling is
+    /// active; see the module docs). The caller bounds the wait.
+    pub(crate) async fn lane(&self, server: &str, session: u64) -> LaneGuard<'_> {
+        let mut waiting = Waiting {
+            route: self,
+            server,
+            counted: false,
+        };
+        loop {
+            let freed = self.lane_freed.notified();
+            tokio::pin!(freed);
+            freed.as_mut().enable();
+            {
+                let mut lanes = lock(&self.lanes);
+                let lane = lanes.entry(server.to_owned()).or_insert(Lane {
+                    session,
+                    calls: 0,
+                    waiting: 0,
+                });
+                let mine = lane.session == session;
+                let others_waiting = lane.waiting - usize::from(waiting.counted);
+                if lane.calls == 0 || (mine && others_waiting == 0) {
+                    lane.session = session;
+                    lane.calls += 1;
+                    if waiting.counted {
+                        lane.waiting -= 1;
+                        waiting.counted = false;
+                    }
+                    return LaneGuard {
+                        route: self,
+                        server: server.to_owned(),
+                    };
+                }
+                if !waiting.counted {
+                    lane.waiting += 1;
+                    waiting.counted = true;
+                }
+            }
+            freed.await;
+        }
+    }
+
+    /// Records the call of `caller` to `server` until the guard drops.
+    pub(crate) fn enter(&self, server: &str, caller: Caller) -> InFlight<'_> {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
-        lock(&self.calls).push((id, tool.to_owned(), peer.clone()));
+        lock(&self.calls).push(CallEntry {
+            id,
+            server: server.to_owned(),
+            caller,
+        });
         InFlight { route: self, id }
     }
 
-    /// The client to ask for `server`'s sampling request (see the module
-    /// docs), or why there is none.
-    fn client_for(&self, server: &str) -> Result<Peer<RoleServer>, String> {
-        let caller = {
-            let calls = lock(&self.calls);
-            calls
-                .iter()
-                .filter(|(_, tool, p)| {
-                    naming::may_own_tool(server, tool) && !p.is_transport_closed()
-                })
-                .max_by_key(|(id, _, _)| *id)
-                .map(|(_, _, p)| p.clone())
+    /// Where `server`'s sampling request goes: the queue of the oldest call
+    /// in flight to it, when all its calls in flight belong to one client
+    /// session that declared sampling; else why it goes nowhere.
+    fn client_for(&self, server: &str) -> Result<mpsc::Sender<SamplingJob>, String> {
+        let calls = lock(&self.calls);
+        let live: Vec<&CallEntry> = calls
+            .iter()
+            .filter(|c| c.server == server && !c.caller.peer.is_transport_closed())
+            .collect();
+        let Some(first) = live.first() else {
+            return Err(format!(
+                "no call of a gateway client to '{server}' is in flight, so wasmgate serve \
+                 cannot tell which client the request belongs to (it forwards sampling only \
+                 to the client whose tools/call the server is serving)"
+            ));
         };
-        let peer = match caller {
-            Some(p) => p,
-            None => {
-                let peers = self.live_peers();
-                match peers.iter().rev().find(|p| supports_sampling(p)) {
-                    Some(p) => p.clone(),
-                    None if peers.is_empty() => {
-                        return Err(
-                            "no MCP client is connected to wasmgate serve to answer it".into()
-                        );
-                    }
-                    None => return Err(no_capability(&peers[peers.len() - 1])),
-                }
-            }
-        };
-        if supports_sampling(&peer) {
-            Ok(peer)
-        } else {
-            Err(no_capability(&peer))
+        if live
+            .iter()
+            .any(|c| c.caller.session != first.caller.session)
+        {
+            return Err(format!(
+                "calls of several gateway clients to '{server}' are in flight, so wasmgate \
+                 serve cannot tell which client the request belongs to; it was refused"
+            ));
         }
+        if !supports_sampling(&first.caller.peer) {
+            return Err(no_capability(&first.caller.peer));
+        }
+        tracing::debug!(
+            server,
+            session = first.caller.session,
+            request = ?first.caller.request,
+            "sampling request routed to the originating call"
+        );
+        Ok(first.caller.jobs.clone())
     }
 }
 
@@ -148,11 +301,16 @@ impl SamplingProvider for ForwardToClient {
         Box::pin(async move {
             let server = request.server.clone();
             let fail = |why: String| format!("sampling request of MCP server '{server}': {why}");
-            let peer = self.route.client_for(&server).map_err(fail)?;
+            let jobs = self.route.client_for(&server).map_err(fail)?;
             let params = to_params(request).map_err(fail)?;
-            let result = peer
-                .create_message(params)
+            let (reply, answer) = oneshot::channel();
+            let ended = || fail("the call it belongs to ended before it was answered".into());
+            jobs.send(SamplingJob { params, reply })
                 .await
+                .map_err(|_| ended())?;
+            let result = answer
+                .await
+                .map_err(|_| ended())?
                 .map_err(|e| fail(format!("the gateway's MCP client answered: {e}")))?;
             let message = serde_json::to_value(&result.message)
                 .map_err(|e| fail(format!("unreadable answer: {e}")))?;
@@ -197,6 +355,49 @@ fn to_params(r: SamplingRequest) -> Result<CreateMessageRequestParams, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
+
+    /// Whether `f` finishes within a short bound (a lane that should be
+    /// free is taken at once; one that should not be stays pending).
+    async fn within<F: std::future::Future>(f: F) -> Option<F::Output> {
+        tokio::time::timeout(Duration::from_millis(200), f)
+            .await
+            .ok()
+    }
+
+    #[tokio::test]
+    async fn a_lane_serves_one_session_at_a_time_and_lets_a_waiter_in_next() {
+        let route = Route::default();
+        // Session 1 holds the lane with two calls side by side.
+        let a1 = within(route.lane("s", 1)).await.expect("free lane");
+        let a2 = within(route.lane("s", 1)).await.expect("same session");
+        // Another server's lane is independent.
+        let other = within(route.lane("t", 2)).await.expect("other server");
+        drop(other);
+        // Session 2 waits while session 1's calls run ...
+        let waiter = route.lane("s", 2);
+        tokio::pin!(waiter);
+        assert!(within(waiter.as_mut()).await.is_none(), "session 2 got in");
+        // ... and while it waits, session 1 starts no new call.
+        assert!(
+            within(route.lane("s", 1)).await.is_none(),
+            "the owner overtook a waiter"
+        );
+        drop(a1);
+        assert!(
+            within(waiter.as_mut()).await.is_none(),
+            "one call still runs"
+        );
+        drop(a2);
+        let b = within(waiter.as_mut()).await.expect("lane handed over");
+        drop(b);
+        // A waiter that gives up un-counts itself: the lane is free again.
+        let c = within(route.lane("s", 3)).await.expect("free");
+        assert!(within(route.lane("s", 4)).await.is_none());
+        drop(c);
+        assert!(within(route.lane("s", 1)).await.is_some());
+        assert!(lock(&route.lanes).is_empty(), "no lane left behind");
+    }
 
     #[test]
     fn admitted_requests_become_mcp_parameters() {

@@ -37,6 +37,11 @@ use yaml_serde::{Mapping, Value};
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 /// Default connect-and-discovery timeout (`connect_timeout`), seconds.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(60);
+/// Largest `connect_timeout` accepted, seconds: a discovery that may take
+/// longer than ten minutes is a configuration mistake (`1e9` was accepted),
+/// and `status`, `call` and a gateway refresh wait up to this long for a
+/// server (docs/security.md, "Gateway bounds").
+pub const MAX_CONNECT_TIMEOUT: Duration = Duration::from_secs(600);
 /// Default largest tool result kept (`max_result_bytes`): 8 MiB.
 pub const DEFAULT_MAX_RESULT_BYTES: usize = 8 * 1024 * 1024;
 
@@ -551,7 +556,19 @@ pub fn server_from_value(
         }),
     };
     let timeout = seconds("timeout", DEFAULT_TIMEOUT, &mut errs);
-    let connect_timeout = seconds("connect_timeout", DEFAULT_CONNECT_TIMEOUT, &mut errs);
+    let mut connect_timeout = seconds("connect_timeout", DEFAULT_CONNECT_TIMEOUT, &mut errs);
+    if connect_timeout > MAX_CONNECT_TIMEOUT {
+        errs.push(err(
+            "connect_timeout",
+            format!(
+                "is {} s, more than the limit of {} s (ten minutes); a server needs far less \
+                 to start and answer initialize",
+                connect_timeout.as_secs_f64(),
+                MAX_CONNECT_TIMEOUT.as_secs()
+            ),
+        ));
+        connect_timeout = DEFAULT_CONNECT_TIMEOUT;
+    }
     let tools = parse_tools(get("tools"), &mut bad);
     let max_result_bytes = match get("max_result_bytes") {
         None => DEFAULT_MAX_RESULT_BYTES,

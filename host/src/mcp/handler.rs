@@ -9,7 +9,7 @@
 // sampling.
 #![allow(deprecated)]
 
-use std::sync::Weak;
+use std::sync::{Arc, Mutex, Weak};
 
 use rmcp::ClientHandler;
 use rmcp::model::{
@@ -39,6 +39,45 @@ pub(crate) struct Handler {
     pub redactor: Redactor,
     /// Sampling for this server; `None` = the capability is not advertised.
     pub sampling: Option<SamplingSetup>,
+    /// Coalesces `notifications/tools/list_changed` of this session.
+    pub refresh: Arc<Mutex<Refresh>>,
+}
+
+/// Re-list state of one session (docs/security.md, "Gateway bounds"): at
+/// most one `tools/list` refresh runs and at most one more is queued, however
+/// many `notifications/tools/list_changed` a server sends — each used to
+/// start its own refresh, so a flood of them grew the process without bound.
+#[derive(Debug, Default)]
+pub(crate) struct Refresh {
+    /// A refresh task is running.
+    running: bool,
+    /// A notification arrived while it ran: it runs once more.
+    queued: bool,
+}
+
+impl Refresh {
+    /// A notification arrived: `true` = start a refresh task now; `false` =
+    /// one is running and will run once more (the notification is merged).
+    fn start(&mut self) -> bool {
+        if self.running {
+            self.queued = true;
+            false
+        } else {
+            self.running = true;
+            true
+        }
+    }
+
+    /// A refresh finished: `true` = run again (something arrived meanwhile).
+    fn again(&mut self) -> bool {
+        if self.queued {
+            self.queued = false;
+            true
+        } else {
+            self.running = false;
+            false
+        }
+    }
 }
 
 impl ClientHandler for Handler {
@@ -112,16 +151,36 @@ impl ClientHandler for Handler {
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        tracing::info!(server = %self.server, "received tools/list_changed");
+        tracing::debug!(server = %self.server, "received tools/list_changed");
         // Refresh in the background, never inline: the handler runs on the
-        // session's message loop, and tools/list needs that loop.
-        if let Some(inner) = self.client.upgrade() {
-            let server = self.server.clone();
-            let generation = self.generation;
-            tokio::spawn(async move {
-                super::refresh_tools(&inner, &server, generation).await;
-            });
+        // session's message loop, and tools/list needs that loop. One task
+        // at a time; notifications meanwhile are merged into one more run.
+        if !self
+            .refresh
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .start()
+        {
+            return;
         }
+        let weak = self.client.clone();
+        let refresh = self.refresh.clone();
+        let server = self.server.clone();
+        let generation = self.generation;
+        tokio::spawn(async move {
+            loop {
+                match weak.upgrade() {
+                    Some(inner) => super::refresh_tools(&inner, &server, generation).await,
+                    None => {
+                        refresh.lock().unwrap_or_else(|e| e.into_inner()).running = false;
+                        return;
+                    }
+                }
+                if !refresh.lock().unwrap_or_else(|e| e.into_inner()).again() {
+                    return;
+                }
+            }
+        });
     }
 
     async fn on_logging_message(
@@ -158,4 +217,21 @@ impl ClientHandler for Handler {
 /// An rmcp model value as JSON, for the provider.
 fn to_json<T: serde::Serialize>(v: &T) -> serde_json::Value {
     serde_json::to_value(v).unwrap_or(serde_json::Value::Null)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Refresh;
+
+    #[test]
+    fn list_changed_floods_merge_into_one_running_and_one_queued_refresh() {
+        let mut r = Refresh::default();
+        assert!(r.start(), "the first notification starts a refresh");
+        for _ in 0..500_000 {
+            assert!(!r.start(), "later ones only mark one more run");
+        }
+        assert!(r.again(), "one more run for all of them");
+        assert!(!r.again(), "then the task ends");
+        assert!(r.start(), "the next notification starts a new task");
+    }
 }

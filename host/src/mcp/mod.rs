@@ -497,6 +497,10 @@ pub(crate) struct Inner {
     options: ClientOptions,
     /// Sampling window and metrics per server, kept across reconnects.
     sampling: Mutex<HashMap<String, Arc<Mutex<sampling::SamplingState>>>>,
+    /// Signalled whenever the registered tools may have changed (a server
+    /// connected, lost or re-listed). One stored permit: any number of
+    /// changes before the listener wakes count as one.
+    changed: tokio::sync::Notify,
 }
 
 impl Inner {
@@ -732,6 +736,7 @@ async fn connect_attempt(
         client: Arc::downgrade(inner),
         redactor: redactor.clone(),
         sampling: inner.sampling_setup(spec),
+        refresh: Default::default(),
     };
     let child_slot = Mutex::new(None);
     let attempt = async {
@@ -829,6 +834,7 @@ fn install(inner: &Arc<Inner>, name: &str, connected: Connected) -> bool {
         st.invalidate(name);
         st.dirty = true;
     }
+    inner.changed.notify_one();
     let weak = Arc::downgrade(inner);
     let name = name.to_string();
     tokio::spawn(async move {
@@ -882,6 +888,7 @@ async fn session_ended(inner: &Arc<Inner>, name: &str, generation: u64, reason: 
         st.dirty = true;
         (session, spec)
     };
+    inner.changed.notify_one();
     if let Some(s) = session {
         s.close().await;
     }
@@ -988,6 +995,8 @@ pub(crate) async fn refresh_tools(inner: &Arc<Inner>, name: &str, generation: u6
                 slot.raw_tools = tools;
                 st.invalidate(name);
                 st.dirty = true;
+                drop(st);
+                inner.changed.notify_one();
             }
         }
         Err(e) => tracing::warn!(server = %name, "tools/list refresh failed: {e}"),
@@ -1081,6 +1090,7 @@ impl McpClient {
                 next_generation: AtomicU64::new(1),
                 options,
                 sampling: Mutex::new(HashMap::new()),
+                changed: tokio::sync::Notify::new(),
             }),
         }
     }
@@ -1148,6 +1158,7 @@ impl McpClient {
             }
             st.dirty = true;
         }
+        self.inner.changed.notify_one();
         for s in to_close {
             s.close().await;
         }
@@ -1213,6 +1224,15 @@ impl McpClient {
             report.disabled.len()
         );
         report
+    }
+
+    /// Waits until the registered tools may have changed since the last
+    /// wait returned (a server connected, was lost, or re-listed its tools
+    /// after `notifications/tools/list_changed`). Changes that happen while
+    /// nobody waits are kept as one: the next wait returns at once. Meant
+    /// for one listener (the gateway), which then compares what it offers.
+    pub async fn tools_changed(&self) {
+        self.inner.changed.notified().await;
     }
 
     /// The offered tools, in configured server order then the server's order.
