@@ -14,29 +14,31 @@
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-use wasmgate_conformance::{ServedHttp, wasmgate_bin, workspace_root};
+use wasmgate_conformance::{ServedHttp, interop_python, wasmgate_bin, workspace_root};
 
 /// Writes the gateway's config (two entries of the sampling server) and an
 /// empty plugin folder; returns (config, plugins).
 fn config(dir: &Path) -> (PathBuf, PathBuf) {
     let server = workspace_root().join("tests/python/sampling_server.py");
+    let python = interop_python();
     let cfg = dir.join("gateway.yaml");
     std::fs::write(
         &cfg,
         format!(
             "mcp_servers:\n\
              \x20 sampler:\n\
-             \x20   command: python3\n\
+             \x20   command: \"{py}\"\n\
              \x20   args: [\"{s}\"]\n\
              \x20   sampling:\n\
              \x20     model: policy-model\n\
              \x20     max_tokens_cap: 64\n\
              \x20 strict:\n\
-             \x20   command: python3\n\
+             \x20   command: \"{py}\"\n\
              \x20   args: [\"{s}\"]\n\
              \x20   sampling:\n\
              \x20     allowed_models: [other-model]\n",
-            s = server.display()
+            s = server.display(),
+            py = python.display()
         ),
     )
     .unwrap();
