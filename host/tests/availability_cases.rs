@@ -1,7 +1,9 @@
-//! The availability, version_compare and gpu cases of the conformance file
-//! (`shared/cases/declaration-cases.yaml`), restated as our own tests with
-//! the product decisions of `spec/declarations.md` applied (noted where they
-//! differ from the recorded Hermes behaviour). Test names carry the case ids.
+//! Availability, version comparison and GPU classification through the
+//! library, on simulated hosts built in code: the behaviours of the `host-*`,
+//! `version-*` and `gpu-*` cases of `tests/cases/declarations.yaml` (which
+//! `tests/tests/declaration_cases.rs` runs through the binary), with the
+//! rules of `docs/declarations.md` §3–§6 (noted where they differ from the
+//! behaviour wasmgate grew from).
 #![cfg(unix)]
 
 mod resolver_common;
