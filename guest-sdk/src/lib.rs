@@ -32,7 +32,7 @@
 //! ```
 //!
 //! The host validates what [`Plugin::manifest`] returns with the same
-//! validator as a `plugin.yaml` (`spec/declarations.md` §2, §2a), so a
+//! validator as a `plugin.yaml` (`docs/declarations.md` §2, §2a), so a
 //! mistake (a relative path, a kind on the wrong OS) is reported by the host
 //! with its field path, e.g. `<where>: app.linux.location[0].name must be a
 //! bare name`. The builders keep the shapes right; the host checks the values.

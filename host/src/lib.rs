@@ -6,7 +6,7 @@
 //! on this machine (or a simulated host), connects only offerable servers,
 //! names and registers their tools, and gates skills by `requires_apps`.
 //!
-//! Data flows one way (`design.md`): plugin component → manifest →
+//! Data flows one way (`docs/design.md`): plugin component → manifest →
 //! declarations (validated) → registry → availability (resolver → platform)
 //! → gates → MCP client → tools.
 

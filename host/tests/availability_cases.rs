@@ -41,9 +41,9 @@ fn version_compare_cases() {
     assert!(version_at_least("2.3", "2.3.0.0"), "vc-pad-found");
     assert!(version_at_least("11.0.9.509", "11.0.9"), "vc-longer-found");
     assert!(version_at_least("01.2", "1.2"), "vc-leading-zero");
-    // spec §4 decision: suffixes are not ordered (Hermes failed closed).
+    // `docs/declarations.md` §4 decision: suffixes are not ordered (Hermes failed closed).
     assert!(version_at_least("2.3.0-beta", "2.3.0"), "vc-prerelease");
-    // spec §4 decision: a segment with no digit counts as 0.
+    // `docs/declarations.md` §4 decision: a segment with no digit counts as 0.
     assert!(version_at_least("1.", "1"), "vc-trailing-dot");
     assert!(
         !version_at_least("２.３", "2.3"),

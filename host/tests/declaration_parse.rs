@@ -1,5 +1,5 @@
-//! The declaration parser, rule by rule (`spec/declarations.md` §2,
-//! reference §2): one table row per rule and per accepted edge, each with
+//! The declaration parser, rule by rule (`docs/declarations.md`
+//! §2): one table row per rule and per accepted edge, each with
 //! the exact field path; round-trip (a declaration rendered back to YAML
 //! parses to itself); proptest over arbitrary YAML values (never panics);
 //! and every parser case (no `host`) of `tests/cases/declarations.yaml`.
@@ -34,7 +34,7 @@ const COMPONENT: ParseOptions = ParseOptions {
 fn rows() -> Vec<(&'static str, String, Expect, ParseOptions)> {
     let y = ParseOptions::default();
     let raw: Vec<(&'static str, &'static str, Expect)> = vec![
-        // --- app (reference §2.1) ---
+        // --- app (docs/declarations.md §2.1) ---
         ("app-null", "{app: null}", K),
         ("app-missing", "{}", K),
         ("app-list", "{app: []}", E("app", "must be a mapping")),
@@ -64,7 +64,7 @@ fn rows() -> Vec<(&'static str, String, Expect, ParseOptions)> {
             "{app: {}}",
             E("app", "needs at least one OS block"),
         ),
-        // --- OS block (reference §2.2) ---
+        // --- OS block (docs/declarations.md §2.2) ---
         (
             "os-null",
             "{app: {linux: null}}",
@@ -372,7 +372,7 @@ fn rows() -> Vec<(&'static str, String, Expect, ParseOptions)> {
             "{app: {linux: {presence: executable, location: [{kind: command, name: git, file: x}]}}}",
             E("app.linux.location[0]", "unknown keys ['file']"),
         ),
-        // --- rootedness (reference §2.4, decision 4) ---
+        // --- rootedness (docs/declarations.md §2.4, decision 4) ---
         (
             "linux-relative",
             "{app: {linux: {presence: executable, location: bin/x}}}",
@@ -513,7 +513,7 @@ fn rows() -> Vec<(&'static str, String, Expect, ParseOptions)> {
             "{app: {linux: {presence: executable, location: '  /opt/thing  '}}}",
             K,
         ),
-        // --- version (reference §2.2 rule 4, decisions 1, 3, 6) ---
+        // --- version (docs/declarations.md §2.2 rule 4, decisions 1, 3, 6) ---
         (
             "version-empty-mapping",
             "{app: {linux: {presence: executable, location: /x, version: {}}}}",
@@ -640,7 +640,7 @@ fn rows() -> Vec<(&'static str, String, Expect, ParseOptions)> {
                 "'custom' is only valid in a component's manifest",
             ),
         ),
-        // --- liveness (reference §2.2 rule 5, hardened, decision 7) ---
+        // --- liveness (docs/declarations.md §2.2 rule 5, hardened, decision 7) ---
         (
             "liveness-string",
             "{app: {linux: {presence: executable, location: /x, liveness: 'yes'}}}",
@@ -790,7 +790,7 @@ fn rows() -> Vec<(&'static str, String, Expect, ParseOptions)> {
             "{app: {linux: {presence: executable, location: /x, liveness: {kind: none, endpoint_path: mcp}}}}",
             E("app.linux.liveness.endpoint_path", "plain path"),
         ),
-        // --- requires (reference §2.6, decision 5) ---
+        // --- requires (docs/declarations.md §2.6, decision 5) ---
         (
             "requires-list",
             "{requires: [gpu]}",

@@ -1,5 +1,5 @@
 //! The HTTP side of the MCP client with real server processes
-//! (`spec/mcp-client.md` §1–2, `spec/declarations.md` §7):
+//! (`docs/mcp-client.md` §1–2, `docs/declarations.md` §7):
 //!
 //! - the app-endpoint transport: our git MCP server in `--http` mode plays
 //!   a desktop application that hosts its own MCP server; it writes its

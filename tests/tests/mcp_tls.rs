@@ -1,6 +1,6 @@
 //! HTTPS to an MCP server: streamable HTTP behind TLS (the official Python
 //! SDK's FastMCP app under uvicorn, `tests/python/tls_server.py`), through
-//! the real `wasmgate` binary. Remote servers in the seed's examples are
+//! the real `wasmgate` binary. Remote MCP servers are often
 //! `https://` URLs, so the client must speak TLS and verify certificates
 //! against the system's trust store (`SSL_CERT_FILE` adds a CA, as for any
 //! OpenSSL program): trusted → tools listed and called; not trusted → the

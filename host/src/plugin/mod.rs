@@ -1,5 +1,5 @@
 //! Plugin components: the wasmtime engine, loading, `InstancePre`, limits,
-//! and the host side of the `wasmgate:plugin@0.1.0` imports (`design.md`,
+//! and the host side of the `wasmgate:plugin@0.1.0` imports (`docs/design.md`,
 //! "The contract" and "Sandbox and limits"; `docs/security.md`).
 //!
 //! # Plugin folders
