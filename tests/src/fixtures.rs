@@ -133,13 +133,11 @@ fn version_resource_section(v: [u16; 4]) -> Vec<u8> {
 /// [`pe_executable`]; `None` for anything else.
 pub fn pe_version_parts(text: &str) -> Option<[u16; 4]> {
     let mut parts = [0u16; 4];
-    let mut n = 0;
-    for p in text.split('.') {
+    for (n, p) in text.split('.').enumerate() {
         if n == 4 || p.is_empty() || !p.bytes().all(|c| c.is_ascii_digit()) {
             return None;
         }
         parts[n] = p.parse().ok()?;
-        n += 1;
     }
     Some(parts)
 }
