@@ -96,7 +96,7 @@ fn main() {
                  commands:\n  \
                  demo             build everything and run the main job on real input\n  \
                  test             build the example plugins, install interop, run every test\n  \
-                 interop          install the pinned third-party MCP servers into target/interop/\n  \
+                 interop          install the pinned test software (npm, Python venvs) into target/interop/\n  \
                  plugins          build the example plugins into target/plugins/\n  \
                  hostile-plugins  build the hostile test plugins into target/hostile-plugins/"
             );
