@@ -1,6 +1,6 @@
 //! Typed builders for manifests, application declarations, servers and skills.
 //! Each produces the WIT records of `wasmgate:plugin/types@0.1.0`; the
-//! vocabulary is that of `spec/declarations.md` §1 and `spec/mcp-client.md` §1.
+//! vocabulary is that of `docs/declarations.md` §1 and `docs/mcp-client.md` §1.
 
 use crate::wit;
 use crate::{GpuVendor, OsFamily, Presence, VersionSource};
@@ -295,7 +295,7 @@ impl Server {
 }
 
 /// The `server_json` runtime file a running application writes
-/// (`spec/declarations.md` §7). Unset keys take the host defaults
+/// (`docs/declarations.md` §7). Unset keys take the host defaults
 /// (`pid`, `http`, `token`, `/mcp`).
 #[derive(Debug, Clone)]
 pub struct ServerJson {

@@ -3,7 +3,7 @@
 //! A plugin is a `cdylib` crate built with
 //! `cargo build --target wasm32-wasip2 --release`; the result is a WebAssembly
 //! component targeting the `plugin` world of `wasmgate:plugin@0.1.0`
-//! (`wit/plugin.wit`). This crate generates the bindings once, so a plugin
+//! (`guest-sdk/wit/plugin.wit`). This crate generates the bindings once, so a plugin
 //! author never calls `wit-bindgen`. An author:
 //!
 //! 1. describes the plugin with the typed builders ([`Manifest`], [`Server`],
@@ -32,7 +32,7 @@
 //! ```
 //!
 //! The host validates what [`Plugin::manifest`] returns with the same
-//! validator as a `plugin.yaml` (`spec/declarations.md` §2, §2a), so a
+//! validator as a `plugin.yaml` (`docs/declarations.md` §2, §2a), so a
 //! mistake (a relative path, a kind on the wrong OS) is reported by the host
 //! with its field path, e.g. `<where>: app.linux.location[0].name must be a
 //! bare name`. The builders keep the shapes right; the host checks the values.
@@ -52,8 +52,10 @@ extern crate self as wasmgate_sdk;
 #[doc(hidden)]
 pub mod __bindings {
     #![allow(missing_docs)]
+    // `wit/` inside this crate: the contract's one source, shipped in the
+    // packaged crate (the host builds from a checked copy of it).
     wit_bindgen::generate!({
-        path: "../wit",
+        path: "wit",
         world: "plugin",
         pub_export_macro: true,
         export_macro_name: "__export_wasmgate_plugin_world",

@@ -1,5 +1,5 @@
-//! The one evaluation: `availability(declaration)` (`spec/declarations.md` §6,
-//! reference §7), its seven states, `offerable`, and the user-facing sentences.
+//! The one evaluation: `availability(declaration)` (`docs/declarations.md`
+//! §6), its seven states, `offerable`, and the user-facing sentences.
 //!
 //! Availability never probes, launches or connects: it locates, reads
 //! versions when asked to, and uses the cached GPU class.
@@ -11,7 +11,7 @@ use serde::Serialize;
 use std::cmp::Ordering;
 use std::fmt;
 
-/// The state of an availability evaluation (spec §1).
+/// The state of an availability evaluation (`docs/declarations.md` §1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum State {
@@ -33,7 +33,7 @@ pub enum State {
 }
 
 impl State {
-    /// The spec's spelling (`available`, `missing_app`, …).
+    /// The spelling of `docs/declarations.md` §1 (`available`, `missing_app`, …).
     pub fn as_str(self) -> &'static str {
         match self {
             State::Available => "available",
@@ -53,7 +53,7 @@ impl fmt::Display for State {
     }
 }
 
-/// The result of [`availability`] (reference §1.8). Deliberately not
+/// The result of [`availability`] (docs/declarations.md §1.8). Deliberately not
 /// convertible to `bool`: ask [`Availability::offerable`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Availability {
@@ -88,7 +88,7 @@ impl Availability {
 /// and a found copy's path, the raw version text or `None`.
 pub type CustomVersionProbe<'a> = &'a dyn Fn(&AppDef, &str) -> Option<String>;
 
-/// Evaluates `decl` on `platform` (reference §7.1; order is normative).
+/// Evaluates `decl` on `platform` (docs/declarations.md §6.1; order is normative).
 pub fn availability(decl: &Declaration, platform: &dyn Platform) -> Availability {
     availability_with(decl, platform, None)
 }
@@ -191,7 +191,7 @@ pub fn availability_with(
 }
 
 /// Whether a machine of GPU class `class` satisfies `requires.gpu: vendor`
-/// (spec §5: `unknown` passes).
+/// (`docs/declarations.md` §5: `unknown` passes).
 pub fn gpu_satisfies(vendor: GpuVendor, class: GpuClass) -> bool {
     match class {
         GpuClass::Unknown => true,
@@ -200,7 +200,7 @@ pub fn gpu_satisfies(vendor: GpuVendor, class: GpuClass) -> bool {
     }
 }
 
-/// "an NVIDIA GPU" for `nvidia` (reference §1.9).
+/// "an NVIDIA GPU" for `nvidia` (docs/declarations.md §1.9).
 pub fn gpu_label(vendor: Option<GpuVendor>) -> &'static str {
     match vendor {
         Some(GpuVendor::Nvidia) => "an NVIDIA GPU",
@@ -208,7 +208,7 @@ pub fn gpu_label(vendor: Option<GpuVendor>) -> &'static str {
     }
 }
 
-/// The status of a server whose application is declared (reference §7.4):
+/// The status of a server whose application is declared (docs/declarations.md §6.4):
 /// what the user is told when its tools are not offered.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ServerStatus {
@@ -256,8 +256,8 @@ impl ServerStatus {
         }
     }
 
-    /// The user-facing sentence (reason + action), exactly as the seed and
-    /// reference §7.3–7.4 word it; `app` is the application's display name
+    /// The user-facing sentence (reason + action), exactly as
+    /// docs/declarations.md §6.3–6.4 words it; `app` is the application's display name
     /// (the declaration name when there is none).
     pub fn sentence(&self, app: &str) -> String {
         match self {
@@ -300,7 +300,7 @@ pub fn message(decl: &Declaration, a: &Availability) -> Option<String> {
     ServerStatus::from_availability(decl, a).map(|s| s.sentence(&decl.name))
 }
 
-/// The install refusal for a plugin server that is not offerable (seed:
+/// The install refusal for a plugin server that is not offerable (`docs/declarations.md` §6.3:
 /// `Plugin '<plugin>' server '<server>' is unavailable: <state>[, found
 /// version <v>].`, and for a GPU `… is unavailable: unsupported_gpu, needs an
 /// NVIDIA GPU.`); `None` when offerable.

@@ -1,5 +1,5 @@
 //! The native host: the one place where the pieces meet, in the order of
-//! `design.md`'s data flow — plugin components and `plugin.yaml` folders →
+//! `docs/design.md`'s data flow — plugin components and `plugin.yaml` folders →
 //! manifests (validated) → registry → availability → gates → MCP client
 //! connects only offerable servers → tools and skills for the agent.
 //!
@@ -29,7 +29,7 @@ pub struct HostOptions {
     /// Plugin folders: `*.wasm` components directly inside or one level
     /// down, and subfolders (or the folder itself) holding a `plugin.yaml`.
     pub plugin_dirs: Vec<PathBuf>,
-    /// A YAML config file with `mcp_servers:` (`spec/mcp-client.md` §1).
+    /// A YAML config file with `mcp_servers:` (`docs/mcp-client.md` §1).
     pub config: Option<PathBuf>,
     /// The machine (or simulated host) availability is evaluated on.
     pub platform: Arc<dyn Platform>,
@@ -157,7 +157,7 @@ impl Host {
         Host::load_with(options, client)
     }
 
-    /// Loads again after `previous` (a refresh, `spec/mcp-client.md` §7),
+    /// Loads again after `previous` (a refresh, `docs/mcp-client.md` §7),
     /// sharing its MCP client: the next [`Host::discover`] keeps the live
     /// session (the same process) of every server whose spec and
     /// availability did not change, connects new and changed ones, and
@@ -347,7 +347,7 @@ impl Host {
     }
 
     /// The tools offered now: tools of connected servers whose declaration is
-    /// offerable (the MCP gate, `spec/declarations.md` §8).
+    /// offerable (the MCP gate, `docs/declarations.md` §8).
     pub fn offered_tools(&self) -> Vec<ToolInfo> {
         self.client
             .tools()
@@ -442,7 +442,7 @@ impl Host {
         &self.registry
     }
 
-    /// The GPU class of the evaluated machine (`spec/declarations.md` §5).
+    /// The GPU class of the evaluated machine (`docs/declarations.md` §5).
     pub fn gpu_class(&self) -> GpuClass {
         self.gpu
     }
@@ -452,7 +452,7 @@ impl Host {
         self.platform.os_family()
     }
 
-    /// A snapshot for `wasmgate status` (`spec/mcp-client.md` §6). Reads
+    /// A snapshot for `wasmgate status` (`docs/mcp-client.md` §6). Reads
     /// state; never connects.
     pub fn status(&self) -> HostStatus {
         let conn = self.client.status();
@@ -518,7 +518,7 @@ pub struct HostStatus {
     pub skills: Vec<SkillRecord>,
     /// Load problems (`<where>: <field path> …`).
     pub problems: Vec<String>,
-    /// Load warnings: an unset `${VAR}` in `env` or `headers` (spec §1),
+    /// Load warnings: an unset `${VAR}` in `env` or `headers` (`docs/mcp-client.md` §1),
     /// probe notes (`<where>: <field path> …`).
     pub warnings: Vec<String>,
 }
@@ -571,7 +571,7 @@ fn transport_name(t: &Transport) -> &'static str {
 }
 
 /// Validates the manifest value a component returned with the same
-/// validator as `plugin.yaml` (`spec/declarations.md` §2a).
+/// validator as `plugin.yaml` (`docs/declarations.md` §2a).
 pub fn validate_component(p: &LoadedPlugin, os: OsFamily) -> ManifestResult {
     let _ = os;
     let ctx = ManifestContext {

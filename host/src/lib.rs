@@ -1,12 +1,12 @@
 //! wasmgate — a WebAssembly plugin host for AI agents.
 //!
 //! Plugins are WebAssembly components (the `wasmgate:plugin@0.1.0` world in
-//! `wit/plugin.wit`). Each exports the MCP servers it brings, the application
+//! `guest-sdk/wit/plugin.wit`). Each exports the MCP servers it brings, the application
 //! declaration of each server, and its skills. The host evaluates availability
 //! on this machine (or a simulated host), connects only offerable servers,
 //! names and registers their tools, and gates skills by `requires_apps`.
 //!
-//! Data flows one way (`design.md`): plugin component → manifest →
+//! Data flows one way (`docs/design.md`): plugin component → manifest →
 //! declarations (validated) → registry → availability (resolver → platform)
 //! → gates → MCP client → tools.
 

@@ -1,5 +1,5 @@
 //! Skills: SKILL.md front matter and the `requires_apps` skill gate
-//! (`spec/declarations.md` §8).
+//! (`docs/declarations.md` §8).
 //!
 //! A skill is a markdown document that may start with YAML front matter
 //! between two `---` lines. The host reads `name`, `description` and
@@ -220,7 +220,7 @@ impl SkillGate {
     }
 }
 
-/// The skill gate (`spec/declarations.md` §8): `lookup(name)` returns
+/// The skill gate (`docs/declarations.md` §8): `lookup(name)` returns
 /// `Some(offerable)` for a known name and `None` for an unknown one.
 pub fn gate(skill: &Skill, lookup: impl Fn(&str) -> Option<bool>) -> SkillGate {
     let reasons: Vec<HiddenReason> = skill

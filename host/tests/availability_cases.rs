@@ -1,7 +1,9 @@
-//! The availability, version_compare and gpu cases of the conformance file
-//! (`shared/cases/declaration-cases.yaml`), restated as our own tests with
-//! the product decisions of `spec/declarations.md` applied (noted where they
-//! differ from the recorded Hermes behaviour). Test names carry the case ids.
+//! Availability, version comparison and GPU classification through the
+//! library, on simulated hosts built in code: the behaviours of the `host-*`,
+//! `version-*` and `gpu-*` cases of `tests/cases/declarations.yaml` (which
+//! `tests/tests/declaration_cases.rs` runs through the binary), with the
+//! rules of `docs/declarations.md` §3–§6 (noted where they differ from the
+//! behaviour wasmgate grew from).
 #![cfg(unix)]
 
 mod resolver_common;
@@ -39,9 +41,9 @@ fn version_compare_cases() {
     assert!(version_at_least("2.3", "2.3.0.0"), "vc-pad-found");
     assert!(version_at_least("11.0.9.509", "11.0.9"), "vc-longer-found");
     assert!(version_at_least("01.2", "1.2"), "vc-leading-zero");
-    // spec §4 decision: suffixes are not ordered (Hermes failed closed).
+    // `docs/declarations.md` §4 decision: suffixes are not ordered (Hermes failed closed).
     assert!(version_at_least("2.3.0-beta", "2.3.0"), "vc-prerelease");
-    // spec §4 decision: a segment with no digit counts as 0.
+    // `docs/declarations.md` §4 decision: a segment with no digit counts as 0.
     assert!(version_at_least("1.", "1"), "vc-trailing-dot");
     assert!(
         !version_at_least("２.３", "2.3"),

@@ -1,5 +1,4 @@
-//! Availability on simulated hosts (`spec/declarations.md` §4–6, reference
-//! §7): each state on each OS family, every-copy `min_version`, version
+//! Availability on simulated hosts (`docs/declarations.md` §4–§6): each state on each OS family, every-copy `min_version`, version
 //! sources, GPU facts, the user-facing sentences and the CLI output.
 #![cfg(unix)]
 

@@ -1,5 +1,5 @@
 //! Config and manifest validation through the `wasmgate` binary
-//! (`spec/mcp-client.md` §1, `spec/declarations.md` §2a): a bad server, an
+//! (`docs/mcp-client.md` §1, `docs/declarations.md` §2a): a bad server, an
 //! integer beyond 64 bits or a password in a url costs only that server; a
 //! config without `mcp_servers` says so; `wasmgate check` lists every
 //! problem of a server; a sub-second `connect_timeout` is printed as such.

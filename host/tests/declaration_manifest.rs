@@ -1,5 +1,5 @@
-//! One validator for every source (`spec/declarations.md` §2a,
-//! `spec/mcp-client.md` §1): plugin.yaml, the Hermes plugin.json envelope,
+//! One validator for every source (`docs/declarations.md` §2a,
+//! `docs/mcp-client.md` §1): plugin.yaml, the Hermes plugin.json envelope,
 //! the component's manifest value, and a config file's `mcp_servers`.
 
 use proptest::prelude::*;
@@ -993,7 +993,7 @@ mcp_servers:
         .collect();
     assert_eq!(names, ["good"]);
 
-    // Inside a declaration the first failing check wins (reference §2), but
+    // Inside a declaration the first failing check wins (docs/declarations.md §2), but
     // the server's other keys are still reported.
     let r = from_yaml(
         "name: p\nversion: '1'\nmcp_servers:\n  s: {command: x, timeout: -1, app: {linux: {presence: executable, location: a/b}}, requires: {gpu: amd}}\n",

@@ -1,8 +1,8 @@
-//! The declaration parser, rule by rule (`spec/declarations.md` §2,
-//! reference §2): one table row per rule and per accepted edge, each with
+//! The declaration parser, rule by rule (`docs/declarations.md`
+//! §2): one table row per rule and per accepted edge, each with
 //! the exact field path; round-trip (a declaration rendered back to YAML
 //! parses to itself); proptest over arbitrary YAML values (never panics);
-//! and every `kind: parse` case of `shared/cases/declaration-cases.yaml`.
+//! and every parser case (no `host`) of `tests/cases/declarations.yaml`.
 
 use proptest::prelude::*;
 use wasmgate::declaration::{
@@ -34,7 +34,7 @@ const COMPONENT: ParseOptions = ParseOptions {
 fn rows() -> Vec<(&'static str, String, Expect, ParseOptions)> {
     let y = ParseOptions::default();
     let raw: Vec<(&'static str, &'static str, Expect)> = vec![
-        // --- app (reference §2.1) ---
+        // --- app (docs/declarations.md §2.1) ---
         ("app-null", "{app: null}", K),
         ("app-missing", "{}", K),
         ("app-list", "{app: []}", E("app", "must be a mapping")),
@@ -64,7 +64,7 @@ fn rows() -> Vec<(&'static str, String, Expect, ParseOptions)> {
             "{app: {}}",
             E("app", "needs at least one OS block"),
         ),
-        // --- OS block (reference §2.2) ---
+        // --- OS block (docs/declarations.md §2.2) ---
         (
             "os-null",
             "{app: {linux: null}}",
@@ -372,7 +372,7 @@ fn rows() -> Vec<(&'static str, String, Expect, ParseOptions)> {
             "{app: {linux: {presence: executable, location: [{kind: command, name: git, file: x}]}}}",
             E("app.linux.location[0]", "unknown keys ['file']"),
         ),
-        // --- rootedness (reference §2.4, decision 4) ---
+        // --- rootedness (docs/declarations.md §2.4, decision 4) ---
         (
             "linux-relative",
             "{app: {linux: {presence: executable, location: bin/x}}}",
@@ -513,7 +513,7 @@ fn rows() -> Vec<(&'static str, String, Expect, ParseOptions)> {
             "{app: {linux: {presence: executable, location: '  /opt/thing  '}}}",
             K,
         ),
-        // --- version (reference §2.2 rule 4, decisions 1, 3, 6) ---
+        // --- version (docs/declarations.md §2.2 rule 4, decisions 1, 3, 6) ---
         (
             "version-empty-mapping",
             "{app: {linux: {presence: executable, location: /x, version: {}}}}",
@@ -640,7 +640,7 @@ fn rows() -> Vec<(&'static str, String, Expect, ParseOptions)> {
                 "'custom' is only valid in a component's manifest",
             ),
         ),
-        // --- liveness (reference §2.2 rule 5, hardened, decision 7) ---
+        // --- liveness (docs/declarations.md §2.2 rule 5, hardened, decision 7) ---
         (
             "liveness-string",
             "{app: {linux: {presence: executable, location: /x, liveness: 'yes'}}}",
@@ -790,7 +790,7 @@ fn rows() -> Vec<(&'static str, String, Expect, ParseOptions)> {
             "{app: {linux: {presence: executable, location: /x, liveness: {kind: none, endpoint_path: mcp}}}}",
             E("app.linux.liveness.endpoint_path", "plain path"),
         ),
-        // --- requires (reference §2.6, decision 5) ---
+        // --- requires (docs/declarations.md §2.6, decision 5) ---
         (
             "requires-list",
             "{requires: [gpu]}",
@@ -1375,57 +1375,52 @@ fn fuzz_long() {
 }
 
 // ---------------------------------------------------------------------------
-// The shared conformance cases (kind: parse)
+// The declaration cases of tests/cases/declarations.yaml (those without a host)
 // ---------------------------------------------------------------------------
 
-/// `'app.linux.version' must be a mapping` (reference wording) →
-/// `app.linux.version must be a mapping` (ours: the field path is not quoted).
-fn our_wording(s: &str) -> String {
-    if let Some(rest) = s.strip_prefix('\'')
-        && let Some((path, tail)) = rest.split_once('\'')
-    {
-        return format!("{path}{tail}");
-    }
-    s.to_string()
-}
-
+/// Checks one case of `tests/cases/declarations.yaml` (its header is the
+/// schema) against the library's parser: `valid` with the listed `requires`
+/// and `declared` AppDef fields, or `errors` that all occur in the error,
+/// which begins with its `where`.
 fn check_case(case: &Value) -> Result<(), String> {
-    let id = case.get("id").and_then(Value::as_str).unwrap_or("?");
-    let input = case.get("input").ok_or("no input")?;
-    let name = input.get("name").and_then(Value::as_str).unwrap_or("t");
-    let w = input.get("where").and_then(Value::as_str).unwrap_or("w");
-    let expect = case.get("expect").ok_or("no expect")?;
+    let id = case
+        .get("id")
+        .and_then(Value::as_str)
+        .ok_or("a case without id")?;
+    let server = case.get("server").ok_or(format!("{id}: no server"))?;
+    let expect = case.get("expect").ok_or(format!("{id}: no expect"))?;
     let got = parse_declaration(
-        name,
-        input.get("app"),
-        input.get("requires"),
-        w,
+        "t",
+        server.get("app"),
+        server.get("requires"),
+        WHERE,
         ParseOptions::default(),
     );
-    let ok = expect.get("ok").and_then(Value::as_bool).unwrap_or(false);
+    let errors: Vec<&str> = expect
+        .get("errors")
+        .and_then(Value::as_sequence)
+        .into_iter()
+        .flatten()
+        .map(|v| v.as_str().unwrap_or_default())
+        .collect();
+    let valid = expect.get("valid").and_then(Value::as_bool) == Some(true);
+    if valid == !errors.is_empty() {
+        return Err(format!("{id}: expect either `valid: true` or `errors`"));
+    }
     match got {
-        Err(e) if ok => Err(format!("{id}: want ok, got {e}")),
+        Err(e) if valid => Err(format!("{id}: want valid, got {e}")),
         Err(e) => {
             let text = e.to_string();
-            if !text.starts_with(&format!("{w}: ")) {
+            if !text.starts_with(&format!("{WHERE}: ")) {
                 return Err(format!("{id}: `{text}` does not start with its where"));
             }
-            for s in expect
-                .get("error_contains")
-                .and_then(Value::as_sequence)
-                .into_iter()
-                .flatten()
-            {
-                let needle = our_wording(s.as_str().unwrap_or_default());
-                if !text.contains(&needle) {
-                    return Err(format!("{id}: `{text}` lacks `{needle}`"));
-                }
+            match errors.iter().find(|needle| !text.contains(**needle)) {
+                Some(needle) => Err(format!("{id}: `{text}` lacks `{needle}`")),
+                None => Ok(()),
             }
-            Ok(())
         }
-        Ok(d) if !ok => Err(format!("{id}: want an error, got {d:?}")),
+        Ok(d) if !valid => Err(format!("{id}: want an error, got {d:?}")),
         Ok(d) => {
-            // Compare the listed fields only (the case schema's AppDef names).
             if let Some(r) = expect.get("requires") {
                 let want_app = r.get("app").and_then(Value::as_bool);
                 if want_app.is_some_and(|a| a != d.requires.app) {
@@ -1445,30 +1440,30 @@ fn check_case(case: &Value) -> Result<(), String> {
                     return Err(format!("{id}: requires.gpu"));
                 }
             }
-            match expect.get("app") {
-                Some(Value::Null) if d.app.is_some() => return Err(format!("{id}: app not null")),
-                Some(Value::Mapping(apps)) => {
-                    for (os, want) in apps {
-                        let os = OsFamily::parse(os.as_str().unwrap_or_default()).ok_or("os")?;
-                        let def = d.app_for(os).ok_or(format!("{id}: no {os}"))?;
-                        let fields = app_def_fields(def);
-                        for (k, v) in want.as_mapping().into_iter().flatten() {
-                            let k = k.as_str().unwrap_or_default();
-                            let got = fields.get(k).ok_or(format!("{id}: unknown field {k}"))?;
-                            if got != v {
-                                return Err(format!("{id}: app.{os}.{k}: got {got:?}, want {v:?}"));
-                            }
-                        }
+            for (os, want) in expect
+                .get("declared")
+                .and_then(Value::as_mapping)
+                .into_iter()
+                .flatten()
+            {
+                let os = OsFamily::parse(os.as_str().unwrap_or_default())
+                    .ok_or(format!("{id}: declared: unknown OS family {os:?}"))?;
+                let def = d.app_for(os).ok_or(format!("{id}: no {os} block"))?;
+                let fields = app_def_fields(def);
+                for (k, v) in want.as_mapping().into_iter().flatten() {
+                    let k = k.as_str().unwrap_or_default();
+                    let got = fields.get(k).ok_or(format!("{id}: unknown field {k}"))?;
+                    if got != v {
+                        return Err(format!("{id}: app.{os}.{k}: got {got:?}, want {v:?}"));
                     }
                 }
-                _ => {}
             }
             Ok(())
         }
     }
 }
 
-/// An `AppDef` in the case schema's field names (reference §1.4).
+/// An `AppDef` in the field names the cases file uses (`declared`).
 fn app_def_fields(
     d: &wasmgate::declaration::AppDef,
 ) -> std::collections::BTreeMap<&'static str, Value> {
@@ -1520,89 +1515,35 @@ fn app_def_fields(
     .collect()
 }
 
-fn shared_cases() -> Option<Vec<Value>> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    for p in [
-        "shared/cases/declaration-cases.yaml",
-        "../shared/cases/declaration-cases.yaml",
-    ] {
-        if let Ok(text) = std::fs::read_to_string(root.join(p)) {
-            let v: Value = yaml_serde::from_str(&text).expect("cases file parses");
-            return Some(v.as_sequence().cloned().unwrap_or_default());
-        }
-    }
-    None
-}
-
-#[test]
-fn shared_parse_cases_pass() {
-    let Some(cases) = shared_cases() else {
-        eprintln!("shared/cases/declaration-cases.yaml not found; the inline copies still run");
-        return;
-    };
-    let parse: Vec<&Value> = cases
+/// The cases of `tests/cases/declarations.yaml` without a `host` (the
+/// parser's cases); the file is part of the repository, so a missing or
+/// unreadable file fails the test.
+fn declaration_cases() -> Vec<Value> {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/cases/declarations.yaml");
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{} is part of the repository: {e}", path.display()));
+    let v: Value =
+        yaml_serde::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    v.as_sequence()
+        .unwrap_or_else(|| panic!("{}: not a list of cases", path.display()))
         .iter()
-        .filter(|c| c.get("kind").and_then(Value::as_str) == Some("parse"))
-        // Quirk cases record Hermes behaviour that spec §2 changes on purpose.
-        .filter(|c| c.get("profile").and_then(Value::as_str) != Some("quirk"))
-        .collect();
-    assert!(!parse.is_empty());
-    let failures: Vec<String> = parse.iter().filter_map(|c| check_case(c).err()).collect();
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+        .filter(|c| c.get("host").is_none())
+        .cloned()
+        .collect()
 }
 
-/// The most important shared cases, kept inline in case the file is absent.
+/// The fewest parser cases the file may hold.
+const MIN_PARSE_CASES: usize = 20;
+
 #[test]
-fn inline_copies_of_key_shared_cases() {
-    let cases = r#"
-- id: parse-ok-two-os-with-liveness
-  input:
-    name: thing-mcp
-    where: test-plugin/plugin.yaml
-    app:
-      darwin: {presence: bundle, location: /Applications/Thing.app, version: {kind: plist}}
-      win32:
-        presence: executable
-        location: '%ProgramFiles%/Thing/thing.exe'
-        version: {kind: uninstall_registry, display_name_prefix: Thing}
-        liveness: {kind: server_json, path: '%LOCALAPPDATA%/Thing/server.json', endpoint_path: /rpc}
-    requires: {app: true, min_version: 2.3.0}
-  expect:
-    ok: true
-    requires: {app: true, min_version: 2.3.0, gpu: null}
-    app:
-      darwin: {presence: bundle, version_kind: plist, liveness_kind: none}
-      win32: {version_kind: uninstall_registry, version_arg: Thing, liveness_kind: server_json, liveness_path: '%LOCALAPPDATA%/Thing/server.json', endpoint_path: /rpc, liveness_pid_key: pid}
-- id: parse-err-min-version-first-unversioned-alphabetical
-  input:
-    app:
-      win32: {presence: executable, location: C:/x.exe}
-      darwin: {presence: bundle, location: /A.app}
-      linux: {presence: executable, location: /x}
-    requires: {app: true, min_version: '1'}
-  expect: {ok: false, error_contains: [needs a version source under app.darwin]}
-- id: parse-err-app-bundle-under-linux
-  input:
-    app: {linux: {presence: executable, location: [{kind: app_bundle, name: Thing.app}]}}
-  expect: {ok: false, error_contains: ["app.linux.location[0] kind 'app_bundle'", only valid under app.darwin]}
-- id: parse-err-command-needs-executable
-  input:
-    app: {darwin: {presence: bundle, location: [{kind: command, name: thing}]}}
-  expect: {ok: false, error_contains: ["kind 'command'", needs app.darwin.presence executable]}
-- id: parse-err-uninstall-file-trailing-slash
-  input:
-    app: {win32: {presence: executable, location: [{kind: uninstall_registry, display_name_prefix: T, file: bin/}]}}
-  expect: {ok: false, error_contains: ["location[0].file"]}
-- id: parse-err-version-not-mapping
-  input:
-    app: {linux: {presence: executable, location: /x, version: plist}}
-  expect: {ok: false, error_contains: ["'app.linux.version' must be a mapping"]}
-- id: parse-hardened-endpoint-path-no-leading-slash
-  input:
-    app: {win32: {presence: executable, location: C:/x/y.exe, liveness: {kind: server_json, path: '%LOCALAPPDATA%/T/server.json', endpoint_path: mcp}}}
-  expect: {ok: false, error_contains: [endpoint_path]}
-"#;
-    let cases: Vec<Value> = yaml_serde::from_str(cases).unwrap();
+fn declaration_cases_parse_in_the_library() {
+    let cases = declaration_cases();
+    assert!(
+        cases.len() >= MIN_PARSE_CASES,
+        "only {} parser cases in tests/cases/declarations.yaml (at least {MIN_PARSE_CASES})",
+        cases.len()
+    );
     let failures: Vec<String> = cases.iter().filter_map(|c| check_case(c).err()).collect();
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -1,4 +1,4 @@
-//! The filtered environment of a stdio child (`spec/mcp-client.md` §4),
+//! The filtered environment of a stdio child (`docs/mcp-client.md` §4),
 //! checked through a real child: a shell that records its environment and
 //! then becomes the git MCP server, so the connection itself succeeds.
 //! One test per binary: it sets variables of this process.

@@ -1,5 +1,5 @@
 //! Connect failures with real processes and their troubleshooting messages
-//! (seed 002; `spec/mcp-client.md` §2, §4): a command not on PATH, a server
+//! (`docs/mcp-client.md` §2, §4): a command not on PATH, a server
 //! that exits at start, one that hangs on initialize, a launcher that cannot
 //! find its package, a refused HTTP port, no servers at all — and the healthy
 //! server next to them keeps working. Nothing secret reaches an error.

@@ -1,6 +1,6 @@
 //! The MCP client against our real git MCP server (`example-plugins/git-mcp-server`),
 //! spawned as a real child process: discovery, naming, calls, gating,
-//! collisions, reconnect and shutdown (`spec/mcp-client.md` §2, §3, §6).
+//! collisions, reconnect and shutdown (`docs/mcp-client.md` §2, §3, §6).
 
 mod common;
 use common::git_server_bin;

@@ -1,5 +1,5 @@
 //! The HTTP side of the MCP client with real server processes
-//! (`spec/mcp-client.md` §1–2, `spec/declarations.md` §7):
+//! (`docs/mcp-client.md` §1–2, `docs/declarations.md` §7):
 //!
 //! - the app-endpoint transport: our git MCP server in `--http` mode plays
 //!   a desktop application that hosts its own MCP server; it writes its
@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{capture_logs, git_server_bin};
+use common::{capture_logs, git_server_bin, interop_python};
 use wasmgate::host::{Host, HostOptions};
 use wasmgate::manifest::server::{ServerSpec, Transport};
 use wasmgate::mcp::{ClientOptions, McpClient, ReconnectPolicy};
@@ -68,14 +68,6 @@ fn wait_for_file(path: &Path) {
     while !path.is_file() {
         assert!(Instant::now() < until, "{} never appeared", path.display());
         std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn wait_for_port(port: u16) {
-    let until = Instant::now() + Duration::from_secs(60);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < until, "nothing listens on port {port}");
-        std::thread::sleep(Duration::from_millis(50));
     }
 }
 
@@ -216,23 +208,60 @@ async fn app_endpoint_without_a_running_application_is_not_connected() {
     assert!(!json.contains(APP_TOKEN), "{json}");
 }
 
-/// A legacy HTTP+SSE server: the Python MCP SDK's FastMCP, `transport="sse"`.
-fn legacy_sse_server(port: u16) -> Proc {
-    let script = format!(
-        "from mcp.server.fastmcp import FastMCP\n\
-         mcp = FastMCP('legacy', host='127.0.0.1', port={port})\n\
+/// A legacy HTTP+SSE server: the official Python MCP SDK's FastMCP with
+/// `transport="sse"`, run by the interop venv's Python (`cargo xtask
+/// interop` installs the SDK there), on an ephemeral port it prints.
+/// Returns the process and its port.
+fn legacy_sse_server() -> (Proc, u16) {
+    // Binds port 0 itself and prints the port once it listens, so no port
+    // is guessed and nothing else can take it in between.
+    let script = "import socket, sys, anyio, uvicorn\n\
+         from mcp.server.fastmcp import FastMCP\n\
+         mcp = FastMCP('legacy')\n\
          @mcp.tool()\n\
          def echo(text: str) -> str:\n    return text\n\
-         mcp.run(transport='sse')\n"
-    );
-    let child = Command::new("python3")
-        .args(["-c", &script])
+         sock = socket.socket(); sock.bind(('127.0.0.1', 0)); sock.listen(16)\n\
+         print('PORT', sock.getsockname()[1], flush=True)\n\
+         server = uvicorn.Server(uvicorn.Config(mcp.sse_app(), log_level='warning'))\n\
+         anyio.run(lambda: server.serve(sockets=[sock]))\n";
+    let mut child = Command::new(interop_python())
+        .args(["-c", script])
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .spawn()
-        .expect("python3 with the `mcp` package (pip install mcp) runs the legacy SSE server");
-    Proc(child)
+        .expect("the interop venv's python runs the legacy SSE server");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let stderr = child.stderr.take().expect("piped stderr");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if let Some(p) = line.strip_prefix("PORT ") {
+                let _ = tx.send(p.trim().parse::<u16>().ok());
+            }
+        }
+    });
+    let err_tail = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut std::io::BufReader::new(stderr), &mut s);
+        s
+    });
+    let mut proc = Proc(child);
+    match rx.recv_timeout(Duration::from_secs(60)) {
+        Ok(Some(port)) => (proc, port),
+        other => {
+            let _ = proc.0.kill();
+            let _ = proc.0.wait();
+            panic!(
+                "the legacy SSE server printed no port ({other:?}); its stderr:\n{}",
+                err_tail.join().unwrap_or_default()
+            )
+        }
+    }
 }
 
 fn http_spec(name: &str, url: String) -> ServerSpec {
@@ -249,9 +278,7 @@ fn http_spec(name: &str, url: String) -> ServerSpec {
 
 #[tokio::test]
 async fn legacy_sse_server_gets_a_clear_error() {
-    let port = free_port();
-    let _server = legacy_sse_server(port);
-    wait_for_port(port);
+    let (_server, port) = legacy_sse_server();
     let client = McpClient::new();
     let report = client
         .connect_all(

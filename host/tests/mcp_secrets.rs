@@ -1,4 +1,4 @@
-//! Nothing secret is printed (`spec/mcp-client.md` §4): secret env values and
+//! Nothing secret is printed (`docs/mcp-client.md` §4): secret env values and
 //! headers are configured, servers fail in ways that echo them, and every
 //! log line (debug level, rmcp's own included), every status field and every
 //! error is searched for them.

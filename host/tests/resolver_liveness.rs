@@ -1,4 +1,4 @@
-//! Liveness `server_json` (`spec/declarations.md` §7): real processes for the
+//! Liveness `server_json` (`docs/declarations.md` §7): real processes for the
 //! pid check, a real loopback HTTP server for the `initialize` probe, and
 //! hostile runtime files. A planted token is searched for in every output.
 #![cfg(unix)]

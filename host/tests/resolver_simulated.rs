@@ -1,5 +1,5 @@
-//! Resolution on simulated hosts of every OS family (`spec/declarations.md`
-//! §3, `spec/simulated-host.md`): every location kind, expansion, `*`
+//! Resolution on simulated hosts of every OS family (`docs/declarations.md`
+//! §3, `docs/simulated-host.md`): every location kind, expansion, `*`
 //! ordering, presence, symlinks, host.yaml validation.
 #![cfg(unix)]
 

@@ -1,4 +1,4 @@
-//! Version sources on real files (`spec/declarations.md` §4): PE version
+//! Version sources on real files (`docs/declarations.md` §4): PE version
 //! resources of real Windows executables (pip's vendored launchers, patched
 //! the way a vendor build would stamp them), XML and binary plists written
 //! by the plist crate — read through the simulated host and this machine.

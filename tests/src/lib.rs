@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
+pub mod fixtures;
+
 /// The workspace root.
 pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -190,32 +192,59 @@ pub fn status_server<'a>(status: &'a serde_json::Value, name: &str) -> &'a serde
         .unwrap_or_else(|| panic!("server {name} in status: {status:#}"))
 }
 
-/// Runs the Python script `tests/python/<script>` with `args` (the official
-/// MCP SDK must be importable: `.ci/run` installs `mcp==1.30.0`) and returns
-/// the JSON it prints on stdout; `$WASMGATE_PLUGINS` / `$WASMGATE_TOKEN` are
-/// removed and `configure` may set more. Panics with both streams when the
-/// script fails or prints no JSON.
+/// The folder `cargo xtask interop` installs the pinned third-party test
+/// software into: `$WASMGATE_INTEROP_DIR`, else `<workspace>/target/interop`.
+///
+/// # Panics
+/// When it holds no finished install (its stamp `installed.sha256`), with
+/// the command that makes one.
+pub fn interop_dir() -> PathBuf {
+    let dir = std::env::var_os("WASMGATE_INTEROP_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("target/interop"));
+    assert!(
+        dir.join("installed.sha256").is_file(),
+        "no interop install in {}: run `cargo xtask interop` (it installs the pinned \
+         npm packages and the Python venvs of tests/interop/), or set WASMGATE_INTEROP_DIR",
+        dir.display()
+    );
+    dir
+}
+
+/// The Python interpreter of the interop SDK venv (`venv-sdk/bin/python`,
+/// with the pins of `tests/interop/requirements-sdk.txt`: the official MCP
+/// SDK `mcp==1.30.0` and what it needs). Tests run Python only through it, never
+/// the system's `python3`.
+///
+/// # Panics
+/// See [`interop_dir`].
+pub fn interop_python() -> PathBuf {
+    let python = interop_dir().join("venv-sdk/bin/python");
+    assert!(
+        python.is_file(),
+        "{} is missing: run `cargo xtask interop`",
+        python.display()
+    );
+    python
+}
+
+/// Runs the Python script `tests/python/<script>` with `args` under
+/// [`interop_python`] and returns the JSON it prints on stdout;
+/// `$WASMGATE_PLUGINS` / `$WASMGATE_TOKEN` are removed and `configure` may
+/// set more. Panics with both streams when the script fails or prints no
+/// JSON.
 pub fn python_json(
     script: &str,
     args: &[String],
     configure: impl FnOnce(&mut Command),
 ) -> serde_json::Value {
-    let check = Command::new("python3")
-        .args(["-c", "import mcp"])
-        .output()
-        .expect("python3 is installed");
-    assert!(
-        check.status.success(),
-        "the Python MCP SDK is missing: python3 -m pip install 'mcp==1.30.0' ({})",
-        String::from_utf8_lossy(&check.stderr)
-    );
-    let mut cmd = Command::new("python3");
+    let mut cmd = Command::new(interop_python());
     cmd.arg(workspace_root().join("tests/python").join(script))
         .args(args)
         .env_remove("WASMGATE_PLUGINS")
         .env_remove("WASMGATE_TOKEN");
     configure(&mut cmd);
-    let out = cmd.output().expect("run python3");
+    let out = cmd.output().expect("run the interop venv's python");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),

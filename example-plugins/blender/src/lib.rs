@@ -14,7 +14,7 @@ impl Plugin for Blender {
                     .args(["blender-mcp"])
                     // Linux: a distribution package on PATH, the Flathub
                     // build, or the snap. No version source: a linux copy
-                    // cannot be version-checked (spec/declarations.md §2).
+                    // cannot be version-checked (docs/declarations.md §2).
                     .app(
                         App::linux()
                             .command("blender")

@@ -5,7 +5,7 @@
 //! With `GIT_MCP_SERVER_TOKEN` set in the environment, every request must
 //! carry `Authorization: Bearer <token>`, else `401 Unauthorized`. With
 //! `--server-json FILE`, once listening it writes the application runtime
-//! file of `spec/declarations.md` §7 — `{"pid", "http", "token"}` (the
+//! file of `docs/declarations.md` §7 — `{"pid", "http", "token"}` (the
 //! default liveness keys) — the way
 //! the application would (written to a temporary name, then renamed).
 //! Port 0 picks a free port; the runtime file tells which.

@@ -1,6 +1,6 @@
 //! The `gpu-render` example plugin: an MCP server in front of a CUDA path
 //! tracer (`cuda-render-mcp`), offered only where an NVIDIA GPU is present
-//! (`requires.gpu: nvidia`, spec/declarations.md §5). It declares no
+//! (`requires.gpu: nvidia`, docs/declarations.md §5). It declares no
 //! application, so availability depends on the GPU alone.
 
 use wasmgate_sdk::{GpuVendor, Manifest, Plugin, Requires, Server, Stdio};

@@ -1,6 +1,6 @@
 //! `wasmgate availability PATH [--host DIR] [--json]`: evaluates every
 //! server's declaration of a plugin on this machine or on a simulated host
-//! (`spec/simulated-host.md`, "Output of `wasmgate availability`").
+//! (`docs/simulated-host.md`, "Output of `wasmgate availability`").
 //!
 //! With `--json`: one JSON array, one object per server in manifest order:
 //! `{"server", "state", "offerable", "version", "path", "min_version",
@@ -222,7 +222,7 @@ pub fn run_availability(plugin_path: &Path, host_dir: Option<&Path>, json: bool)
 }
 
 /// The machine facts `wasmgate status` prints: the OS family evaluated and
-/// `gpu_class()` (`spec/declarations.md` §5).
+/// `gpu_class()` (`docs/declarations.md` §5).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct MachineStatus {
     /// `win32`, `darwin` or `linux`.

@@ -1,5 +1,5 @@
 //! `wasmgate check <plugin.yaml | plugin.json> [--json]` — validates a
-//! manifest and reports **every** problem at once (`spec/declarations.md`
+//! manifest and reports **every** problem at once (`docs/declarations.md`
 //! §2, §2a): one line per error on stderr, `<where>: <field path> <what>`,
 //! where `where` names the server (`plugin.yaml server 'git'`). A valid
 //! manifest is printed normalized on stdout (YAML, or JSON with `--json`).

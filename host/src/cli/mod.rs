@@ -28,7 +28,7 @@ pub struct Cli {
     /// (separated like PATH), else the user's config dir `wasmgate/plugins`.
     #[arg(long = "plugins", value_name = "DIR", global = true)]
     pub plugins: Vec<PathBuf>,
-    /// A YAML file with an `mcp_servers:` mapping (spec/mcp-client.md §1).
+    /// A YAML file with an `mcp_servers:` mapping (docs/mcp-client.md §1).
     /// Default: $WASMGATE_CONFIG, else the user's config dir
     /// `wasmgate/config.yaml` when that file exists.
     #[arg(long, value_name = "FILE", global = true)]
@@ -71,12 +71,12 @@ pub enum Command {
     Availability {
         /// A `plugin.yaml`, `plugin.json` or `.wasm` component.
         path: PathBuf,
-        /// A simulated host folder (`host.yaml` + `root/`; spec/simulated-host.md).
+        /// A simulated host folder (`host.yaml` + `root/`; docs/simulated-host.md).
         #[arg(long, value_name = "DIR")]
         host: Option<PathBuf>,
     },
     /// Serve every offered tool and visible skill as one MCP server (stdio,
-    /// or streamable HTTP on loopback with `--http`); spec/mcp-client.md §7.
+    /// or streamable HTTP on loopback with `--http`); docs/mcp-client.md §7.
     Serve(serve::ServeArgs),
 }
 

@@ -1,4 +1,4 @@
-//! `wasmgate serve`: the gateway (`spec/mcp-client.md` §7) over stdio, or
+//! `wasmgate serve`: the gateway (`docs/mcp-client.md` §7) over stdio, or
 //! over streamable HTTP on loopback with `--http 127.0.0.1:PORT`.
 //!
 //! The bearer token for HTTP comes from `--token-file FILE` or the
@@ -79,7 +79,7 @@ impl ServeArgs {
 
 /// Parses `--http`: `IP:PORT` or `localhost:PORT` (read as `127.0.0.1`).
 /// Errors: not an address, or not a loopback one (the gateway runs local
-/// applications for whoever connects; `spec/mcp-client.md` §7).
+/// applications for whoever connects; `docs/mcp-client.md` §7).
 pub fn parse_http_addr(s: &str) -> Result<SocketAddr, String> {
     let localhost_port = s
         .split_once(':')

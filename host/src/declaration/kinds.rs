@@ -1,4 +1,4 @@
-//! The location-kinds table (reference §1.6): the single source of truth the
+//! The location-kinds table (docs/declarations.md §1.6): the single source of truth the
 //! parser (`super::parse`) and the resolver share. Adding a location kind is
 //! one entry here plus its search rule in the resolver.
 

@@ -1,5 +1,5 @@
 //! Application declarations: the vocabulary, the parser, the registry
-//! (`spec/declarations.md` §1, §2, §8). Pure: no I/O.
+//! (`docs/declarations.md` §1, §2, §8). Pure: no I/O.
 
 pub mod kinds;
 pub mod model;

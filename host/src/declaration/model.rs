@@ -1,7 +1,7 @@
-//! The declaration data model (`spec/declarations.md` §1, reference §1.1–1.6).
+//! The declaration data model (`docs/declarations.md` §1, §1.1–1.6).
 //!
 //! Values are immutable after parsing; the parser (`super::parse`) is the only
-//! producer. Field names follow the spec's vocabulary, and the serialized form
+//! producer. Field names follow the vocabulary of `docs/declarations.md` §1, and the serialized form
 //! (JSON/YAML) is the normalized declaration `wasmgate check` prints.
 
 use serde::{Deserialize, Serialize};
@@ -20,10 +20,10 @@ pub enum OsFamily {
 }
 
 impl OsFamily {
-    /// All families, in the order the spec lists them (`win32`, `darwin`, `linux`).
+    /// All families, in the order `docs/declarations.md` §1 lists them (`win32`, `darwin`, `linux`).
     pub const ALL: [OsFamily; 3] = [OsFamily::Win32, OsFamily::Darwin, OsFamily::Linux];
 
-    /// The spec's spelling: `win32`, `darwin` or `linux`.
+    /// The spelling of `docs/declarations.md` §1: `win32`, `darwin` or `linux`.
     pub fn as_str(self) -> &'static str {
         match self {
             OsFamily::Win32 => "win32",
@@ -32,7 +32,7 @@ impl OsFamily {
         }
     }
 
-    /// Parses the spec's spelling; `None` for anything else (case-sensitive).
+    /// Parses the spelling of `docs/declarations.md` §1; `None` for anything else (case-sensitive).
     pub fn parse(s: &str) -> Option<OsFamily> {
         match s {
             "win32" => Some(OsFamily::Win32),
@@ -101,7 +101,7 @@ pub enum LocationKind {
 }
 
 impl LocationKind {
-    /// The spec's spelling (`path`, `command`, `uninstall_registry`, …).
+    /// The spelling of `docs/declarations.md` §1 (`path`, `command`, `uninstall_registry`, …).
     pub fn as_str(self) -> &'static str {
         match self {
             LocationKind::Path => "path",
@@ -114,7 +114,7 @@ impl LocationKind {
     }
 }
 
-/// One location (reference §1.5).
+/// One location (docs/declarations.md §1.5).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Location {
     /// `path` for a plain string, else the location kind.
@@ -144,7 +144,7 @@ pub enum VersionKind {
 }
 
 impl VersionKind {
-    /// The spec's spelling (`none`, `pe_resource`, `plist`, `uninstall_registry`, `custom`).
+    /// The spelling of `docs/declarations.md` §1 (`none`, `pe_resource`, `plist`, `uninstall_registry`, `custom`).
     pub fn as_str(self) -> &'static str {
         match self {
             VersionKind::None => "none",
@@ -156,7 +156,7 @@ impl VersionKind {
     }
 }
 
-/// `liveness.kind` with its fields (reference §1.4, §5).
+/// `liveness.kind` with its fields (docs/declarations.md §1.4, §7).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Liveness {
@@ -177,7 +177,7 @@ pub enum Liveness {
     },
 }
 
-/// One application on one OS family (reference §1.4).
+/// One application on one OS family (docs/declarations.md §1.4).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AppDef {
     /// The declaration (server) name.
@@ -200,7 +200,7 @@ pub struct AppDef {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum GpuVendor {
-    /// NVIDIA — the only value the spec allows.
+    /// NVIDIA — the only value `docs/declarations.md` §2.6 allows.
     Nvidia,
 }
 
@@ -213,7 +213,7 @@ impl GpuVendor {
     }
 }
 
-/// `requires:` (reference §1.3).
+/// `requires:` (docs/declarations.md §1.3).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Requires {
     /// The application must be found.
@@ -224,7 +224,7 @@ pub struct Requires {
     pub gpu: Option<GpuVendor>,
 }
 
-/// One server's declaration (reference §1.1).
+/// One server's declaration (docs/declarations.md §1.1).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Declaration {
     /// The configured server name.
@@ -236,7 +236,7 @@ pub struct Declaration {
 }
 
 impl Declaration {
-    /// `requires.app` (reference §1.1 derived accessor).
+    /// `requires.app` (docs/declarations.md §1.1 derived accessor).
     pub fn requires_app(&self) -> bool {
         self.requires.app
     }

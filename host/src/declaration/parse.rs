@@ -1,11 +1,11 @@
-//! The declaration parser (`spec/declarations.md` §2, reference §2).
+//! The declaration parser (`docs/declarations.md` §2).
 //!
 //! Input is an already-decoded value (YAML, JSON, or the mapping the
 //! component loader builds from the WIT records) plus a `where` label. Every
-//! rule of reference §2 runs in the reference's order and the first failing
-//! check wins; wasmgate's decisions (spec §2, decisions 1–7) refine it:
+//! rule of docs/declarations.md §2 runs in that order and the first failing
+//! check wins; wasmgate's decisions (`docs/declarations.md` §2, decisions 1–7) refine it:
 //! unknown keys are errors at every level (checked right after "must be a
-//! mapping", as the reference already does for `app` and `requires`), a lone
+//! mapping", as §2.1 and §2.6 already do for `app` and `requires`), a lone
 //! location mapping is a list of one, `plist` needs `presence: bundle`,
 //! `%VAR%` is refused under linux/darwin, `//server/share` everywhere, an
 //! unquoted numeric `min_version` is told to quote it, type confusion is an
@@ -24,7 +24,7 @@ use super::value::{
 use std::fmt;
 use yaml_serde::{Mapping, Value};
 
-/// A declaration that breaks a rule of spec §2. Displays as
+/// A declaration that breaks a rule of `docs/declarations.md` §2. Displays as
 /// `<where>: <field path> <what is wrong>`, e.g.
 /// `plugin.yaml server 'blender': app.linux.location[0].name must be a bare name`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,7 +68,7 @@ fn fail<T>(path: impl Into<String>, message: impl Into<String>) -> R<T> {
 /// (`None` = key absent, same as null); `where_` labels every error.
 ///
 /// # Errors
-/// The first failing rule of spec §2 / reference §2 as a [`DeclarationError`].
+/// The first failing rule of docs/declarations.md §2 as a [`DeclarationError`].
 pub fn parse_declaration(
     server: &str,
     raw_app: Option<&Value>,
@@ -81,7 +81,7 @@ pub fn parse_declaration(
         path,
         message,
     };
-    // The app block is parsed completely before `requires` (reference §2).
+    // The app block is parsed completely before `requires` (docs/declarations.md §2).
     let app = parse_app(server, raw_app.unwrap_or(&Value::Null), opts).map_err(wrap)?;
     let requires =
         parse_requires(raw_requires.unwrap_or(&Value::Null), app.as_deref()).map_err(wrap)?;
@@ -93,7 +93,7 @@ pub fn parse_declaration(
 }
 
 // ---------------------------------------------------------------------------
-// app (reference §2.1)
+// app (docs/declarations.md §2.1)
 // ---------------------------------------------------------------------------
 
 const OS_KEYS: [&str; 3] = ["win32", "darwin", "linux"];
@@ -145,7 +145,7 @@ fn parse_app(server: &str, v: &Value, opts: ParseOptions) -> R<Option<Vec<AppDef
 }
 
 // ---------------------------------------------------------------------------
-// One OS block (reference §2.2)
+// One OS block (docs/declarations.md §2.2)
 // ---------------------------------------------------------------------------
 
 const OS_BLOCK_KEYS: [&str; 4] = ["presence", "location", "version", "liveness"];
@@ -416,7 +416,7 @@ fn parse_liveness(lm: &Mapping, os: OsFamily, livp: &str) -> R<Liveness> {
     })
 }
 
-/// `/[A-Za-z0-9._~/-]*` with no `..` segment (hardened rule, reference §2.2).
+/// `/[A-Za-z0-9._~/-]*` with no `..` segment (hardened rule, docs/declarations.md §2.2).
 pub fn is_plain_endpoint_path(s: &str) -> bool {
     s.starts_with('/')
         && s.bytes()
@@ -432,7 +432,7 @@ pub fn is_simple_key(s: &str) -> bool {
 }
 
 // ---------------------------------------------------------------------------
-// Locations (reference §2.3–2.5)
+// Locations (docs/declarations.md §2.3–2.5)
 // ---------------------------------------------------------------------------
 
 fn parse_location_item(v: &Value, os: OsFamily, presence: Presence, label: &str) -> R<Location> {
@@ -493,7 +493,7 @@ fn parse_kind_location(
         allowed.push("file");
     }
     check_keys(m, label, &allowed)?;
-    // OS restriction before presence (reference §2.3 rule 2).
+    // OS restriction before presence (docs/declarations.md §2.3 rule 2).
     if let Some(only) = spec.only_under
         && only != os
     {
@@ -537,7 +537,7 @@ fn parse_kind_location(
     })
 }
 
-/// Bare names and relative files (reference §2.5): a non-empty string without
+/// Bare names and relative files (docs/declarations.md §2.5): a non-empty string without
 /// `://`; after stripping and turning `\` into `/`, no `..` or empty segment
 /// and no `:` in the first; a bare name is one segment. Returns the stripped text.
 pub(crate) fn relative_name(v: Option<&Value>, allow_dirs: bool) -> Option<String> {
@@ -559,7 +559,7 @@ pub(crate) fn relative_name(v: Option<&Value>, allow_dirs: bool) -> Option<Strin
     Some(t.to_string())
 }
 
-/// Rootedness (reference §2.4) plus decision 4, for a stripped non-empty
+/// Rootedness (docs/declarations.md §2.4) plus decision 4, for a stripped non-empty
 /// string. `location` adds the no-`**` rule of location strings.
 fn check_rooted(t: &str, os: OsFamily, label: &str, location: bool) -> R<()> {
     let norm = t.replace('\\', "/");
@@ -606,7 +606,7 @@ fn check_rooted(t: &str, os: OsFamily, label: &str, location: bool) -> R<()> {
 }
 
 // ---------------------------------------------------------------------------
-// requires (reference §2.6)
+// requires (docs/declarations.md §2.6)
 // ---------------------------------------------------------------------------
 
 const REQUIRES_KEYS: [&str; 3] = ["app", "min_version", "gpu"];
@@ -711,7 +711,7 @@ fn parse_requires(v: &Value, app: Option<&[AppDef]>) -> R<Requires> {
     })
 }
 
-/// The `min_version` grammar (spec §4): ASCII digits and dots, each part 1–9
+/// The `min_version` grammar (`docs/declarations.md` §4): ASCII digits and dots, each part 1–9
 /// digits (`2`, `2.3`, `2.3.0.12594`).
 pub fn is_min_version(s: &str) -> bool {
     s.split('.')

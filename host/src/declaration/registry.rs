@@ -1,8 +1,8 @@
-//! The declaration registry (`spec/declarations.md` §8, reference §8.1).
+//! The declaration registry (`docs/declarations.md` §8, §8.1).
 //!
 //! A map from configured server name to its [`Declaration`], owned by the
 //! host as a value (share it with `Arc<Registry>`). Unlike the original's
-//! single `on_change` slot (reference §10 item 32) it has any number of
+//! single `on_change` slot it has any number of
 //! change subscribers, a mutation that changes nothing notifies nobody, and
 //! no subscriber ever runs while the registry's lock is held, so a
 //! subscriber may call back into the registry.

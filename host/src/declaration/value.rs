@@ -1,7 +1,7 @@
 //! Small helpers over the decoded value (`yaml_serde::Value`) shared by the
 //! declaration parser and the manifest validator: describing a value's type
-//! in an error, Python-like falsiness (reference §1.4, §2.2), scalar
-//! stringification, and the "did you mean" hint of `spec/declarations.md` §2
+//! in an error, Python-like falsiness (docs/declarations.md §1.4, §2.2), scalar
+//! stringification, and the "did you mean" hint of `docs/declarations.md` §2
 //! decision 1.
 
 use yaml_serde::{Mapping, Value};
@@ -58,7 +58,7 @@ pub fn scalar_text(v: &Value) -> Option<String> {
     }
 }
 
-/// The reference's "stringified, falsy gives `""`" rule for optional text
+/// The "stringified, falsy gives `""`" rule (docs/declarations.md §1.4) for optional text
 /// fields (`liveness.path`, `*_key`, `version.display_name_prefix`): a missing
 /// or falsy value is `""`, a string or number is its text. `Err` with what was
 /// found for `true`, lists and mappings (type confusion, decision 6).

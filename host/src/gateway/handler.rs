@@ -1,4 +1,4 @@
-//! The rmcp server handler of one client session (`spec/mcp-client.md` §7):
+//! The rmcp server handler of one client session (`docs/mcp-client.md` §7):
 //! tools from the live host, calls forwarded, visible skills as prompts and
 //! resources. Every session handler shares one [`Gateway`].
 

@@ -1,4 +1,4 @@
-//! The gateway (`spec/mcp-client.md` §7): `wasmgate serve`, one MCP server
+//! The gateway (`docs/mcp-client.md` §7): `wasmgate serve`, one MCP server
 //! that carries every plugin's gated tools, so any agent gets the whole
 //! plugin host by adding one MCP server to its config.
 //!
@@ -11,7 +11,7 @@
 //!   error naming the tool; a call that reached the server and failed, timed
 //!   out or lost its session is a tool error (`isError: true`) whose text
 //!   the agent sees.
-//! - Skills: each visible skill (the `requires_apps` gate, `spec/declarations.md`
+//! - Skills: each visible skill (the `requires_apps` gate, `docs/declarations.md`
 //!   §8) is offered twice, as a **prompt** `skill_<name>` and as a
 //!   **resource** `skill://<plugin>/<name>` (`text/markdown`). Why both:
 //!   clients differ in what they surface — chat clients (Claude Desktop,

@@ -1,4 +1,4 @@
-//! Sampling through the gateway (`spec/mcp-client.md` §5 and §7): a plugin's
+//! Sampling through the gateway (`docs/mcp-client.md` §5 and §7): a plugin's
 //! MCP server asks wasmgate's client for `sampling/createMessage`; the
 //! client applies that server's sampling policy (rate limit, model choice,
 //! `allowed_models`, token cap, timeout, tool rounds, audit metrics —
@@ -29,7 +29,7 @@
 //!   the server receives a clear error instead.
 
 // rmcp marks sampling deprecated (SEP-2577, protocol 2026-07-28); clients
-// on earlier protocol versions still use it, and spec §5 requires it.
+// on earlier protocol versions still use it, and `docs/mcp-client.md` §5 requires it.
 #![allow(deprecated)]
 
 use super::lock;

@@ -1,5 +1,5 @@
 //! Reading manifests from files: `plugin.yaml`, the Hermes-style
-//! `plugin.json` envelope (reference §0), and a `--config` file's
+//! `plugin.json` envelope (docs/declarations.md §2a), and a `--config` file's
 //! `mcp_servers`. Each decodes its file into a `yaml_serde::Value` and runs
 //! the one validator of [`super::schema`], so the same content gives the same
 //! declaration and the same errors whatever the source.
@@ -55,7 +55,7 @@ pub const MAX_QUOTED_INTEGERS: usize = 64;
 ///
 /// An integer outside 64 bits (`args: [99999999999999999999999]`) is valid
 /// YAML that yaml_serde cannot hold; rather than lose the whole file (and
-/// with it every good server, `spec/mcp-client.md` §1), it is quoted where
+/// with it every good server, `docs/mcp-client.md` §1), it is quoted where
 /// it stands and the text parsed again, at most [`MAX_QUOTED_INTEGERS`]
 /// times. The validator then sees a string: accepted where a scalar is
 /// stringified (`args`, `env`), "out of range" in a numeric field, for that
@@ -215,13 +215,13 @@ fn block_key_lines(text: &str, line: usize, col: usize, key: &str) -> Vec<usize>
 }
 
 /// Decodes JSON text straight into the universal value type, keeping the
-/// order of object keys (OS blocks keep their input order, reference §1.2).
+/// order of object keys (OS blocks keep their input order, docs/declarations.md §1.2).
 pub fn decode_json(text: &str) -> Result<Value, String> {
     serde_json::from_str::<Value>(text).map_err(|e| format!("is not valid JSON: {e}"))
 }
 
 /// The manifest of a plugin folder: its `plugin.yaml`, else its Hermes
-/// `plugin.json` (`spec/declarations.md` §2a; the sources share one
+/// `plugin.json` (`docs/declarations.md` §2a; the sources share one
 /// validator); `None` when it has neither.
 pub fn manifest_file(dir: &Path) -> Option<std::path::PathBuf> {
     ["plugin.yaml", "plugin.json"]
@@ -230,7 +230,7 @@ pub fn manifest_file(dir: &Path) -> Option<std::path::PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// Loads a `plugin.yaml` (`spec/declarations.md` §2a) with the process
+/// Loads a `plugin.yaml` (`docs/declarations.md` §2a) with the process
 /// environment for `${VAR}`; see [`load_plugin_yaml_with`].
 pub fn load_plugin_yaml(path: &Path) -> ManifestResult {
     let ctx = ManifestContext::new(path.display().to_string(), plugin_dir_of(path));
@@ -280,7 +280,7 @@ pub fn read_skills(res: &mut ManifestResult, ctx: &ManifestContext) {
 
 /// Loads a config file: its top-level `mcp_servers` in the server schema
 /// (other top-level keys belong to the embedding agent and are ignored,
-/// `spec/mcp-client.md` §1). Servers carry `plugin: None`. A mapping without
+/// `docs/mcp-client.md` §1). Servers carry `plugin: None`. A mapping without
 /// an `mcp_servers` key is one error (`<file>: has no mcp_servers mapping`,
 /// with a "did you mean" for `mcpServers` and the like); `mcp_servers:`
 /// empty or null, and an empty file, give no servers and no error.
@@ -321,7 +321,7 @@ pub fn load_config_with(path: &Path, ctx: &ManifestContext) -> ServersResult {
 }
 
 /// The problem of a config whose top level has no `mcp_servers` key (other
-/// keys belong to the embedding agent, `spec/mcp-client.md` §1, so only the
+/// keys belong to the embedding agent, `docs/mcp-client.md` §1, so only the
 /// missing key is reported), with a hint when a near spelling is there
 /// (`mcpServers`, `mcp-servers`, `mcp_server`, `servers`).
 fn no_mcp_servers_message(m: &Mapping) -> String {
@@ -344,7 +344,7 @@ fn no_mcp_servers_message(m: &Mapping) -> String {
     }
 }
 
-/// Loads a Hermes-style `plugin.json` (reference §0) with the process environment.
+/// Loads a Hermes-style `plugin.json` (docs/declarations.md §2a) with the process environment.
 pub fn load_plugin_json(path: &Path) -> ManifestResult {
     let ctx = ManifestContext::new(path.display().to_string(), plugin_dir_of(path));
     load_plugin_json_with(path, &ctx)
@@ -363,7 +363,7 @@ pub fn load_plugin_json(path: &Path) -> ManifestResult {
 ///   keys; `liveness` needs `app` or `requires`.
 /// * The server-level `liveness` (`{kind: server_json, path, fields: {url,
 ///   token, pid}}`, or `static` / `interactive_session`) is the second
-///   vocabulary of reference §5.7; wasmgate keeps one (`app.<os>.liveness`),
+///   vocabulary of docs/declarations.md §7.7; wasmgate keeps one (`app.<os>.liveness`),
 ///   so a `server_json` one is written into every OS block of `app` (the
 ///   block's own `endpoint_path` is kept), as Hermes applies it at probe
 ///   time, and then checked by the same parser; `static` and

@@ -1,7 +1,7 @@
 //! Plugin manifests: `plugin.yaml`, Hermes-style `plugin.json`, and the
 //! manifest a component exports, all validated by one validator
-//! (`spec/declarations.md` §2a), plus config files' `mcp_servers`
-//! (`spec/mcp-client.md` §1).
+//! (`docs/declarations.md` §2a), plus config files' `mcp_servers`
+//! (`docs/mcp-client.md` §1).
 
 pub mod load;
 mod num;

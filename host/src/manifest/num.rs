@@ -1,4 +1,4 @@
-//! Numbers in manifests (`spec/mcp-client.md` §1): a quoted number is read
+//! Numbers in manifests (`docs/mcp-client.md` §1): a quoted number is read
 //! as a number (`"120"` → 120); anything else that is not a number is an error.
 
 use crate::declaration::value::describe;

@@ -2,7 +2,7 @@
 //! it (JSON, or the same structure as YAML), fields in schema order.
 //! Declarations use their serde form (`declaration::model`). Values of `env`
 //! and `headers` are shown as `<redacted>`: they may hold secrets
-//! interpolated from the host environment (`spec/mcp-client.md` §4).
+//! interpolated from the host environment (`docs/mcp-client.md` §4).
 
 use super::schema::{Manifest, SkillSource};
 use super::server::{ServerSpec, Transport};
@@ -60,7 +60,7 @@ pub enum TransportOut<'a> {
     Stdio {
         /// Program.
         command: &'a str,
-        /// Arguments, with token shapes redacted (`spec/mcp-client.md` §4),
+        /// Arguments, with token shapes redacted (`docs/mcp-client.md` §4),
         /// as in every other output.
         args: Vec<String>,
         /// Variable names, values redacted.

@@ -1,4 +1,4 @@
-//! A server's `sampling:` block (`spec/mcp-client.md` §1 and §5): validated
+//! A server's `sampling:` block (`docs/mcp-client.md` §1 and §5): validated
 //! at load time, kept as a [`SamplingPolicy`] for the MCP client.
 
 use super::num::{parse_seconds, parse_uint};

@@ -1,5 +1,5 @@
-//! One validator for every manifest source (`spec/declarations.md` §2a,
-//! `spec/mcp-client.md` §1): a `plugin.yaml`, the value the component loader
+//! One validator for every manifest source (`docs/declarations.md` §2a,
+//! `docs/mcp-client.md` §1): a `plugin.yaml`, the value the component loader
 //! builds from a component's `manifest()` export, a config file's
 //! `mcp_servers`, and (after its envelope is unwrapped) a Hermes `plugin.json`.
 //! Pure: works on a decoded `yaml_serde::Value`, reads no files.
@@ -207,7 +207,7 @@ pub struct ServersResult {
 
 const MANIFEST_KEYS: [&str; 4] = ["name", "version", "mcp_servers", "skills"];
 
-/// Validates a whole manifest (`spec/declarations.md` §2a).
+/// Validates a whole manifest (`docs/declarations.md` §2a).
 pub fn manifest_from_value(value: &Value, ctx: &ManifestContext) -> ManifestResult {
     let w = ctx.where_.as_str();
     let mut out = ManifestResult::default();
@@ -443,10 +443,10 @@ const SERVER_KEYS: [&str; 15] = [
 /// of its errors (`<where> server '<name>'`); warnings are appended.
 ///
 /// Every independent problem of the entry is reported at once (the
-/// `wasmgate check` promise, `spec/declarations.md` §2a): the transport
+/// `wasmgate check` promise, `docs/declarations.md` §2a): the transport
 /// choice, each bad `args` / `env` / `headers` / `env_passthrough` item, each
 /// numeric field, `tools`, each `sampling` key, and the declaration. Inside
-/// `app` / `requires` the first failing check wins (reference §2 fixes that
+/// `app` / `requires` the first failing check wins (docs/declarations.md §2 fixes that
 /// order), so the declaration adds at most one error.
 ///
 /// # Errors
@@ -817,7 +817,7 @@ fn is_header_name(s: &str) -> bool {
 /// control characters, and without a user name or password — credentials
 /// in the URL would be printed wherever the URL is (status, errors, logs);
 /// they belong in `headers` (`Authorization`), which are redacted
-/// (`spec/mcp-client.md` §4). `Err` is the message; it never repeats the
+/// (`docs/mcp-client.md` §4). `Err` is the message; it never repeats the
 /// user name or password.
 fn check_http_url(s: &str) -> Result<(), String> {
     const WHAT: &str = "must be an http:// or https:// URL with a host";
@@ -914,7 +914,7 @@ fn string_map(
     out
 }
 
-/// Replaces `${VAR}` and `${env:VAR}` with values from `env` (`spec/mcp-client.md` §1).
+/// Replaces `${VAR}` and `${env:VAR}` with values from `env` (`docs/mcp-client.md` §1).
 /// An unset variable is left as written and reported through `unset`.
 pub fn interpolate(s: &str, env: &BTreeMap<String, String>, mut unset: impl FnMut(&str)) -> String {
     let mut out = String::with_capacity(s.len());
@@ -999,7 +999,7 @@ fn parse_tools(v: Option<&Value>, bad: &mut Vec<Fail>) -> ToolFilter {
     ToolFilter { include, exclude }
 }
 
-/// Joins config servers and plugin servers (`spec/mcp-client.md` §1): config
+/// Joins config servers and plugin servers (`docs/mcp-client.md` §1): config
 /// servers first, in file order, then each plugin's servers. A plugin server
 /// whose name is already taken (by the config or an earlier plugin) is an
 /// error and is left out; the first one keeps the name.

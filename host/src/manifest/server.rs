@@ -1,6 +1,6 @@
 //! One MCP server entry of a manifest or config (`mcp_servers.<name>`),
-//! in the schema of `spec/mcp-client.md` §1 plus the seed 000 `app:` /
-//! `requires:` blocks.
+//! in the schema of `docs/mcp-client.md` §1 plus the `app:` /
+//! `requires:` blocks of `docs/declarations.md` §1.
 
 use super::sampling::SamplingPolicy;
 use crate::declaration::Declaration;
@@ -69,7 +69,7 @@ pub struct ServerSpec {
 
 impl ServerSpec {
     /// An enabled config-file server with the defaults of
-    /// `spec/mcp-client.md` §1: `timeout` 120 s, `connect_timeout` 60 s,
+    /// `docs/mcp-client.md` §1: `timeout` 120 s, `connect_timeout` 60 s,
     /// every tool offered, `max_result_bytes` 8 MiB, default sampling
     /// policy, no declaration. Set fields on the result to change them.
     pub fn new(name: impl Into<String>, transport: Transport) -> ServerSpec {

@@ -1,4 +1,4 @@
-//! The filtered environment of a stdio child (`spec/mcp-client.md` §4):
+//! The filtered environment of a stdio child (`docs/mcp-client.md` §4):
 //! only a safe baseline of the host's variables, plus the server's `env`, plus
 //! the names it lists under `env_passthrough`. No API key, token or proxy
 //! setting leaks by default.
@@ -10,7 +10,7 @@ pub const BASELINE: &[&str] = &[
     "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TERM", "SHELL", "TMPDIR", "TZ",
 ];
 
-/// The usual Windows set (reference §4.1), matched case-insensitively.
+/// The usual Windows set (docs/mcp-client.md §4.1), matched case-insensitively.
 pub const WINDOWS_BASELINE: &[&str] = &[
     "ALLUSERSPROFILE",
     "APPDATA",

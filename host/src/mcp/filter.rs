@@ -1,4 +1,4 @@
-//! The `tools: {include, exclude}` filter (`spec/mcp-client.md` §1): exact
+//! The `tools: {include, exclude}` filter (`docs/mcp-client.md` §1): exact
 //! original tool names or globs with `*` and `?`; include wins; `include: []`
 //! offers no tools.
 

@@ -1,11 +1,11 @@
 //! The rmcp client handler of one session: identifies wasmgate, forwards
 //! server log notifications to the log (redacted, with the server's name),
 //! refreshes the server's tools on `notifications/tools/list_changed`
-//! (`spec/mcp-client.md` §2), and serves `sampling/createMessage` through the
+//! (`docs/mcp-client.md` §2), and serves `sampling/createMessage` through the
 //! agent's provider under the server's policy (§5).
 
 // rmcp marks logging and sampling deprecated (SEP-2577, protocol 2026-07-28);
-// servers on earlier protocol versions still use both, and spec §5 requires
+// servers on earlier protocol versions still use both, and `docs/mcp-client.md` §5 requires
 // sampling.
 #![allow(deprecated)]
 

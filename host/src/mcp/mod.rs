@@ -1,4 +1,4 @@
-//! The MCP client (`spec/mcp-client.md` §2–4, §6) on rmcp: connects
+//! The MCP client (`docs/mcp-client.md` §2–4, §6) on rmcp: connects
 //! offerable servers in parallel, lists their tools, names them
 //! `mcp_{server}_{tool}`, calls them, and reports each server's connection
 //! state.
@@ -51,7 +51,7 @@ use transport::{ChildGuard, SHUTDOWN_GRACE};
 /// Most `tools/list` pages read from one server.
 pub const MAX_TOOL_PAGES: usize = 100;
 
-/// The troubleshooting line of seed 002 when there is nothing to connect.
+/// The troubleshooting line when there is nothing to connect.
 pub const NO_SERVERS_CONFIGURED: &str = "no MCP servers configured: add an entry under `mcp_servers` in the config file, or load a plugin that brings one";
 
 /// Connection state of one configured server (§6).
@@ -87,7 +87,7 @@ impl fmt::Display for ConnectionState {
 /// the server is `failed`, its tools hidden, and it is probed again every
 /// `probe_interval`. The first connect of a server retries a transient
 /// failure `first_connect_retries` times with the same backoff (1, 2, 4 s;
-/// reference §2.9), all inside its `connect_timeout`. Configurable so tests
+/// docs/mcp-client.md §2.5), all inside its `connect_timeout`. Configurable so tests
 /// run in milliseconds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReconnectPolicy {
@@ -136,7 +136,7 @@ pub struct ClientOptions {
     /// (the plain CLI) = the sampling capability is not advertised.
     pub sampling_provider: Option<Arc<dyn sampling::SamplingProvider>>,
     /// The machine whose applications' `server_json` files the
-    /// app-endpoint transport reads (`spec/declarations.md` §7); `None` =
+    /// app-endpoint transport reads (`docs/declarations.md` §7); `None` =
     /// this machine ([`crate::platform::RealPlatform`]).
     pub platform: Option<Arc<dyn crate::platform::Platform>>,
 }
@@ -204,7 +204,7 @@ pub struct DiscoveryReport {
     pub connected: Vec<String>,
     /// Servers that were already connected.
     pub already_connected: Vec<String>,
-    /// `(server, error)` for each failed connect (error redacted, seed 002 wording).
+    /// `(server, error)` for each failed connect (error redacted).
     pub failed: Vec<(String, String)>,
     /// Servers not spawned because their declaration is not offerable.
     pub gated: Vec<String>,
@@ -613,7 +613,7 @@ async fn list_tools_paged(
     Ok(tools)
 }
 
-/// The first connect of a discovery pass (§2, reference §2.9): a transient
+/// The first connect of a discovery pass (§2, docs/mcp-client.md §2.5): a transient
 /// failure is retried after `initial_delay`, ×2 each time (1, 2, 4 s by
 /// default), up to `first_connect_retries` times; every attempt and pause
 /// fits inside the server's `connect_timeout`. The last attempt's error is
@@ -662,7 +662,7 @@ async fn connect_one(
 }
 
 /// Reads the app-endpoint's URL and token afresh from the application's
-/// `server_json` (`spec/declarations.md` §7).
+/// `server_json` (`docs/declarations.md` §7).
 fn app_endpoint(
     inner: &Inner,
     spec: &ServerSpec,

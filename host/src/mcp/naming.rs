@@ -1,4 +1,4 @@
-//! Tool naming (`spec/mcp-client.md` §2): `mcp_{server}_{tool}`, sanitized,
+//! Tool naming (`docs/mcp-client.md` §2): `mcp_{server}_{tool}`, sanitized,
 //! at most [`MAX_TOOL_NAME`] characters, collisions resolved by configured
 //! server order.
 

@@ -1,4 +1,4 @@
-//! Credential redaction (`spec/mcp-client.md` §4).
+//! Credential redaction (`docs/mcp-client.md` §4).
 //!
 //! Error texts, status and log lines go through [`Redactor::redact`]: the
 //! literal values of the server's own `env` and `headers`, `Authorization`

@@ -1,4 +1,4 @@
-//! Sampling (`sampling/createMessage`, `spec/mcp-client.md` §5): a server
+//! Sampling (`sampling/createMessage`, `docs/mcp-client.md` §5): a server
 //! asks the embedding agent's LLM for a completion.
 //!
 //! The agent supplies the LLM through [`SamplingProvider`]. Without one (the

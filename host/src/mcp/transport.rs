@@ -1,6 +1,6 @@
-//! Opening one server's transport and its MCP session (`spec/mcp-client.md`
-//! §2 connect, §4 stdio environment), and the troubleshooting messages of
-//! seed 002 for every way that can fail.
+//! Opening one server's transport and its MCP session (`docs/mcp-client.md`
+//! §2 connect, §4 stdio environment), and the troubleshooting messages
+//! for every way that can fail.
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -34,7 +34,7 @@ const EXIT_GRACE: Duration = Duration::from_millis(500);
 pub(crate) const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
 /// Why a server could not be connected. The client wraps it as
-/// `failed to connect to MCP server '<name>': <cause>` (seed 002), redacted.
+/// `failed to connect to MCP server '<name>': <cause>`, redacted.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ConnectError {
     /// The stdio `command` is not on the child's PATH (or the path given does
@@ -130,14 +130,14 @@ pub enum ConnectError {
         app_endpoint: bool,
     },
     /// The URL speaks the legacy HTTP+SSE transport (MCP 2024-11-05), which
-    /// wasmgate does not support (`spec/mcp-client.md` §1).
+    /// wasmgate does not support (`docs/mcp-client.md` §1).
     LegacySse {
         /// The configured URL.
         url: String,
     },
     /// App-endpoint transport: the application that hosts the server is not
     /// running, or its `server_json` gives no usable loopback endpoint
-    /// (`spec/declarations.md` §7). The detail never carries the token.
+    /// (`docs/declarations.md` §7). The detail never carries the token.
     AppNotRunning {
         /// Why (`process is not running`, `url host is not loopback`, …).
         detail: String,
@@ -147,7 +147,7 @@ pub enum ConnectError {
 impl ConnectError {
     /// Whether another attempt can help: `false` for errors that a retry
     /// repeats (a missing command or package, a URL that is invalid or not
-    /// MCP, refused credentials, the legacy SSE transport); reference §2.9
+    /// MCP, refused credentials, the legacy SSE transport); docs/mcp-client.md §2.5
     /// retries only the others inside the first connect.
     pub fn is_permanent(&self) -> bool {
         matches!(
@@ -681,7 +681,7 @@ pub(crate) async fn open_http(spec: &ServerSpec, handler: Handler) -> Result<Ope
     open_url(url, custom, false, handler).await
 }
 
-/// Connects the app-endpoint transport (`spec/declarations.md` §7): the
+/// Connects the app-endpoint transport (`docs/declarations.md` §7): the
 /// verified loopback endpoint read from the application's `server_json`,
 /// dialled by address (`localhost` is never resolved by name), with
 /// `Authorization: Bearer <token>` when the file carried a token.

@@ -1,5 +1,5 @@
-//! `gpu_class()`: the GPU vendor class of a machine (`spec/declarations.md` §5,
-//! reference §6). Read from files, the registry or the CPU architecture through
+//! `gpu_class()`: the GPU vendor class of a machine (`docs/declarations.md`
+//! §5). Read from files, the registry or the CPU architecture through
 //! the [`Platform`]; never a subprocess or a driver library.
 
 use super::Platform;
@@ -27,7 +27,7 @@ pub enum GpuClass {
 }
 
 impl GpuClass {
-    /// The spec's spelling (`nvidia`, `amd`, `intel`, `apple_silicon`, `none`, `unknown`).
+    /// The spelling of `docs/declarations.md` §1 (`nvidia`, `amd`, `intel`, `apple_silicon`, `none`, `unknown`).
     pub fn as_str(self) -> &'static str {
         match self {
             GpuClass::Nvidia => "nvidia",
@@ -39,7 +39,7 @@ impl GpuClass {
         }
     }
 
-    /// Parses the spec's spelling; `None` for anything else.
+    /// Parses the spelling of `docs/declarations.md` §1; `None` for anything else.
     pub fn parse(s: &str) -> Option<GpuClass> {
         Some(match s {
             "nvidia" => GpuClass::Nvidia,
@@ -80,7 +80,7 @@ impl GpuCache {
 }
 
 /// The GPU class of `platform`, read once and then served from its cache
-/// (`spec/declarations.md` §5).
+/// (`docs/declarations.md` §5).
 pub fn gpu_class(platform: &dyn Platform) -> GpuClass {
     if let Some(class) = platform.gpu_cache().get() {
         return class;
@@ -103,7 +103,7 @@ fn read_gpu_class(platform: &dyn Platform) -> GpuClass {
     match platform.os_family() {
         OsFamily::Darwin => match platform.native_arch().as_deref() {
             Some("arm64") | Some("aarch64") => GpuClass::AppleSilicon,
-            // Intel Macs: no registry or sysfs to read (reference §6.1).
+            // Intel Macs: no registry or sysfs to read (docs/declarations.md §5.1).
             _ => GpuClass::Unknown,
         },
         OsFamily::Win32 => {
@@ -162,7 +162,7 @@ fn read_linux_gpu(platform: &dyn Platform) -> GpuClass {
     classify_vendor_ids(&ids)
 }
 
-/// Classifies a list of PCI vendor ids (reference §6.4): a non-empty list of
+/// Classifies a list of PCI vendor ids (docs/declarations.md §5.4): a non-empty list of
 /// blanks is `unknown`; otherwise the first of nvidia (`10de`), amd (`1002`),
 /// intel (`8086`) that occurs, else `none`. Ids are compared without case,
 /// surrounding whitespace or a `0x` prefix.

@@ -1,4 +1,4 @@
-//! The platform layer: the only door to the machine (`spec/declarations.md` §3).
+//! The platform layer: the only door to the machine (`docs/declarations.md` §3).
 //!
 //! Every look the resolver, the availability evaluation and the GPU reading
 //! take at a machine goes through a [`Platform`]: file metadata (links
@@ -8,7 +8,7 @@
 //!
 //! - [`RealPlatform`]: this machine (`cfg` per OS: linux and every other
 //!   POSIX host, macOS, Windows).
-//! - [`SimulatedHost`]: a folder (`host.yaml` + `root/`, `spec/simulated-host.md`)
+//! - [`SimulatedHost`]: a folder (`host.yaml` + `root/`, `docs/simulated-host.md`)
 //!   that describes a machine of **any** OS family, so a declaration can be
 //!   evaluated for win32, darwin or linux on any machine.
 //!
@@ -76,7 +76,7 @@ impl Hive {
 }
 
 /// One subkey of `SOFTWARE\Microsoft\Windows\CurrentVersion\Uninstall`
-/// (`spec/declarations.md` §3). Values that are absent or not strings are `None`.
+/// (`docs/declarations.md` §3). Values that are absent or not strings are `None`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UninstallEntry {
     /// The hive the entry was read from.
@@ -179,12 +179,12 @@ pub trait Platform: Send + Sync {
     fn native_arch(&self) -> Option<String>;
 
     /// A GPU class stated outright (a simulated host's `gpu:` key); `None`
-    /// means "read it from the machine's facts" (`spec/declarations.md` §5).
+    /// means "read it from the machine's facts" (`docs/declarations.md` §5).
     fn stated_gpu_class(&self) -> Option<GpuClass> {
         None
     }
 
-    /// Whether a process with this id is alive (`spec/declarations.md` §7).
+    /// Whether a process with this id is alive (`docs/declarations.md` §7).
     /// On POSIX a process that exists but belongs to another user is alive.
     fn process_alive(&self, pid: u32) -> bool;
 

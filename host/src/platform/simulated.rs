@@ -1,6 +1,6 @@
 //! The simulated host: a folder with `host.yaml` (the machine's facts) and
 //! `root/` (its file system), describing a machine of any OS family
-//! (`spec/simulated-host.md`).
+//! (`docs/simulated-host.md`).
 //!
 //! `root/` is opened with cap-std, so every file-system look stays inside it:
 //! a symbolic link that leaves `root/` (an absolute target, or `..` past the
@@ -156,7 +156,7 @@ impl Folded {
     }
 }
 
-/// A simulated machine loaded from a folder (`spec/simulated-host.md`).
+/// A simulated machine loaded from a folder (`docs/simulated-host.md`).
 pub struct SimulatedHost {
     os: OsFamily,
     home: Option<String>,

@@ -1,5 +1,5 @@
 //! The WIT `manifest` record → the `yaml_serde::Value` mapping a
-//! `plugin.yaml` holds (`spec/declarations.md` §2a), so one validator
+//! `plugin.yaml` holds (`docs/declarations.md` §2a), so one validator
 //! (`crate::manifest`) checks components and YAML files alike.
 //!
 //! Shapes produced (keys only when the WIT field is set):

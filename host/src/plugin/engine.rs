@@ -1,5 +1,5 @@
 //! The one wasmtime [`Engine`] and the epoch ticker that makes per-call
-//! deadlines real (`design.md`, "Sandbox and limits").
+//! deadlines real (`docs/design.md`, "Sandbox and limits").
 
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;

@@ -1,5 +1,5 @@
 //! The per-call grant of a probe: read-only, bounded access to one located
-//! install folder through a cap-std [`Dir`] (`spec/declarations.md`,
+//! install folder through a cap-std [`Dir`] (`docs/declarations.md`,
 //! issue 4 "Custom probes"). cap-std refuses every path that would leave
 //! the folder (`..`, absolute paths, symbolic links pointing out).
 

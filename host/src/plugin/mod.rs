@@ -1,5 +1,5 @@
 //! Plugin components: the wasmtime engine, loading, `InstancePre`, limits,
-//! and the host side of the `wasmgate:plugin@0.1.0` imports (`design.md`,
+//! and the host side of the `wasmgate:plugin@0.1.0` imports (`docs/design.md`,
 //! "The contract" and "Sandbox and limits"; `docs/security.md`).
 //!
 //! # Plugin folders
@@ -41,18 +41,21 @@ use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
 use wasmtime::{Engine, ResourceLimiter, Store, StoreLimits, StoreLimitsBuilder, Trap};
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
-/// Host bindings generated from `wit/plugin.wit`.
+/// Host bindings generated from `host/wit/plugin.wit`: a byte-for-byte copy
+/// of the contract's one source, `guest-sdk/wit/plugin.wit`, kept inside this
+/// crate so the packaged crate builds on its own
+/// (`tests/tests/packaging.rs` fails when the two differ).
 #[allow(missing_docs)]
 pub mod bindings {
     wasmtime::component::bindgen!({
-        path: "../wit",
+        path: "wit",
         world: "plugin",
     });
 }
 
 use bindings::wasmgate::plugin::types as wit;
 
-/// The contract this host implements (`wit/plugin.wit`).
+/// The contract this host implements (`guest-sdk/wit/plugin.wit`).
 pub const CONTRACT: &str = "wasmgate:plugin@0.1.0";
 const CONTRACT_PACKAGE: &str = "wasmgate:plugin";
 const CONTRACT_VERSION: &str = "0.1.0";

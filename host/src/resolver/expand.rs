@@ -1,5 +1,5 @@
 //! Expansion of `~`, `$VAR`, `${VAR}` (every OS family) and `%VAR%` (win32),
-//! and path syntax per OS family (`spec/declarations.md` §3).
+//! and path syntax per OS family (`docs/declarations.md` §3).
 
 use crate::declaration::OsFamily;
 use crate::platform::Platform;

@@ -1,4 +1,4 @@
-//! Liveness `server_json` (`spec/declarations.md` §7, reference §5): the
+//! Liveness `server_json` (`docs/declarations.md` §7): the
 //! runtime file a running application writes with its pid, its loopback URL
 //! and a bearer token, and the `initialize` probe over loopback HTTP.
 //!
@@ -15,13 +15,13 @@ use std::io::{Read, Write};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
-/// Largest runtime file read, in bytes (spec §7).
+/// Largest runtime file read, in bytes (`docs/declarations.md` §7).
 pub const SERVER_JSON_LIMIT: u64 = 64 * 1024;
 
-/// Largest pid accepted (reference §5.1, hardened).
+/// Largest pid accepted (docs/declarations.md §7.1).
 const MAX_PID: u64 = 0x7FFF_FFFF;
 
-/// The state of one observation (reference §1.7).
+/// The state of one observation (docs/declarations.md §1.7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Check {
     /// Not looked at (liveness is not `server_json`, or an earlier step failed).
@@ -84,7 +84,7 @@ impl fmt::Debug for Endpoint {
     }
 }
 
-/// What one read of the runtime file found (reference §5.4, local effort).
+/// What one read of the runtime file found (docs/declarations.md §7.4).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LivenessReport {
     /// The pid check.
@@ -117,7 +117,7 @@ impl LivenessReport {
     }
 }
 
-/// Reads the app's `server_json` runtime file afresh (spec §7): at most
+/// Reads the app's `server_json` runtime file afresh (`docs/declarations.md` §7): at most
 /// 64 KiB, a JSON object; the pid (an integer, not a boolean, in 1..=2³¹−1)
 /// must be alive; the URL must be plain `http` to `127.0.0.1`, `localhost`
 /// or `::1` with a numeric port and no userinfo; the declared
@@ -205,7 +205,7 @@ fn header_safe(token: &str) -> bool {
     token.bytes().all(|b| (0x21..=0x7E).contains(&b))
 }
 
-/// `endpoint_path` rule of reference §2.2 (hardened), checked again here so
+/// `endpoint_path` rule of docs/declarations.md §2.2 (hardened), checked again here so
 /// the composed URL can never move to another authority.
 fn plain_endpoint_path(p: &str) -> bool {
     p.starts_with('/')
@@ -269,7 +269,7 @@ pub fn compose_endpoint(
     ))
 }
 
-/// The `initialize` probe (reference §5.5): one HTTP POST of an MCP
+/// The `initialize` probe (docs/declarations.md §7.5): one HTTP POST of an MCP
 /// `initialize` request to the endpoint, with the bearer token when there is
 /// one, under one deadline for connect, send and the status line (the body is
 /// not read). 200, 401 or 403 → `Present` (something MCP-shaped answers);

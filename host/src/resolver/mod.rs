@@ -1,5 +1,5 @@
-//! Locating an application on a machine (`spec/declarations.md` §3–4,
-//! reference §3–5): every location kind, presence tests, expansion, `*`
+//! Locating an application on a machine (`docs/declarations.md` §3,
+//! §4, §7): every location kind, presence tests, expansion, `*`
 //! versioned folders, version sources and `server_json` liveness. All machine
 //! access goes through [`Platform`]; directory tables and expansion follow the
 //! platform's OS family, so any family can be evaluated on any machine.
@@ -16,13 +16,13 @@ use std::cmp::Ordering;
 
 pub use version::{compare_keys, read_version, version_at_least, version_key};
 
-/// One place an application was looked for (reference §1.7).
+/// One place an application was looked for (docs/declarations.md §1.7).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Candidate {
     /// The path (native separators), or for a `command` that was not found
     /// the bare name, or an expansion that could not complete.
     pub path: String,
-    /// The presence test passed (spec §3).
+    /// The presence test passed (`docs/declarations.md` §3).
     pub present: bool,
     /// The location kind that produced it.
     pub kind: LocationKind,
@@ -32,7 +32,7 @@ pub struct Candidate {
     pub uninstall_version: Option<Option<String>>,
 }
 
-/// Every candidate of an app definition, in declaration order (reference §3).
+/// Every candidate of an app definition, in declaration order (docs/declarations.md §3).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Resolution {
     /// Present and not-present candidates, in order.
@@ -50,7 +50,7 @@ impl Resolution {
         self.candidates.iter().any(|c| c.present)
     }
 
-    /// The reported path (reference §3.7): the first present candidate, else
+    /// The reported path (docs/declarations.md §3.7): the first present candidate, else
     /// the first candidate, else `None`.
     pub fn looked_at(&self) -> Option<&str> {
         self.candidates
@@ -61,7 +61,7 @@ impl Resolution {
     }
 }
 
-/// A folder a directory-table kind looks in (spec §3).
+/// A folder a directory-table kind looks in (`docs/declarations.md` §3).
 #[derive(Debug, Clone, Copy)]
 pub enum KnownDir {
     /// A fixed (possibly `~`-relative) folder.
@@ -78,7 +78,7 @@ pub enum KnownDir {
 }
 
 /// The folders a directory-table location kind searches on `os`, in order
-/// (spec §3). Empty for kinds without a table and for other OS families.
+/// (`docs/declarations.md` §3). Empty for kinds without a table and for other OS families.
 pub fn known_dirs(kind: LocationKind, os: OsFamily) -> &'static [KnownDir] {
     use KnownDir::*;
     match (kind, os) {
@@ -100,7 +100,7 @@ pub fn known_dirs(kind: LocationKind, os: OsFamily) -> &'static [KnownDir] {
     }
 }
 
-/// Locates every copy of `app` on `platform` (reference §3): the candidates
+/// Locates every copy of `app` on `platform` (docs/declarations.md §3): the candidates
 /// of each location in declaration order. Only metadata and listings are
 /// read; nothing is opened or run.
 pub fn locate(app: &AppDef, platform: &dyn Platform) -> Resolution {
@@ -120,7 +120,7 @@ pub fn locate(app: &AppDef, platform: &dyn Platform) -> Resolution {
     Resolution { candidates: out }
 }
 
-/// The presence test of spec §3 on an expanded absolute path. `executable`:
+/// The presence test of `docs/declarations.md` §3 on an expanded absolute path. `executable`:
 /// a regular file (links followed) with, on POSIX families, an execute bit.
 /// `bundle`: `Contents/Info.plist` is a regular file (which makes the path a
 /// folder) — one metadata call.
@@ -190,7 +190,7 @@ struct Found {
     keys: Vec<Option<Vec<u64>>>,
 }
 
-/// Expands `*` segments (spec §3): each `*` matches a run of characters within
+/// Expands `*` segments (`docs/declarations.md` §3): each `*` matches a run of characters within
 /// one segment (not names starting with `.` unless the pattern does; without
 /// case on win32). Matches are ordered by the texts the `*`s matched, compared
 /// as versions, highest first; texts without a readable version after every
@@ -351,7 +351,7 @@ fn locate_command(name: &str, p: &dyn Platform) -> Candidate {
     candidate(name.to_string(), false, LocationKind::Command)
 }
 
-/// Cleans an `InstallLocation` (spec §3): surrounding whitespace and quotes,
+/// Cleans an `InstallLocation` (`docs/declarations.md` §3): surrounding whitespace and quotes,
 /// `%VAR%` of a `REG_EXPAND_SZ`, trailing separators and spaces. `None` when
 /// nothing usable is left.
 fn clean_install_location(raw: &str, p: &dyn Platform) -> Option<(String, bool)> {

@@ -1,5 +1,5 @@
 //! `pe_resource`: the version resource of a PE executable, read in pure Rust
-//! on every host (`spec/declarations.md` §4).
+//! on every host (`docs/declarations.md` §4).
 //!
 //! The `object` crate walks the PE headers and the resource directory, reading
 //! the file lazily through [`object::read::ReadCache`] (a large executable is
@@ -142,7 +142,7 @@ fn utf16_text(value: &[u8]) -> String {
     String::from_utf16_lossy(&units).trim().to_string()
 }
 
-/// The version text of a `VS_VERSIONINFO` blob (spec §4): the fixed file
+/// The version text of a `VS_VERSIONINFO` blob (`docs/declarations.md` §4): the fixed file
 /// version `a.b.c.d` (signature checked, `0.0.0.0` ignored), else the first
 /// non-empty `FileVersion`, then `ProductVersion`, of the string tables.
 /// A string-table version written with commas (`1, 2, 3, 4`) is given with dots.

@@ -1,4 +1,4 @@
-//! Versions: comparison (`spec/declarations.md` §4) and the version sources
+//! Versions: comparison (`docs/declarations.md` §4) and the version sources
 //! `plist`, `pe_resource` and `uninstall_registry`.
 
 use super::Candidate;
@@ -8,13 +8,13 @@ use crate::platform::Platform;
 use std::cmp::Ordering;
 
 /// Longest ASCII digit run a version segment may have; longer makes the
-/// version unreadable (spec §4: it cannot be compared as a number).
+/// version unreadable (`docs/declarations.md` §4: it cannot be compared as a number).
 const MAX_DIGITS: usize = 18;
 
 /// Largest `Info.plist` read, in bytes.
 const PLIST_LIMIT: u64 = 1024 * 1024;
 
-/// The comparison key of a version (spec §4): split on `.`, each segment's
+/// The comparison key of a version (`docs/declarations.md` §4): split on `.`, each segment's
 /// first run of ASCII digits as a number (`0-beta` → 0, `v2` → 2), a segment
 /// with no digit → 0. `None` (unreadable) when the text has no ASCII digit at
 /// all or a digit run is longer than 18 digits.
@@ -52,7 +52,7 @@ pub fn compare_keys(a: &[u64], b: &[u64]) -> Ordering {
     Ordering::Equal
 }
 
-/// `found >= minimum` under spec §4; `false` when either is unreadable.
+/// `found >= minimum` under `docs/declarations.md` §4; `false` when either is unreadable.
 /// `2.3.0-beta >= 2.3.0`, `2.3.0.12594 >= 2.3.0`, `2.10 >= 2.9`, `1. >= 1`.
 pub fn version_at_least(found: &str, minimum: &str) -> bool {
     match (version_key(found), version_key(minimum)) {
@@ -62,7 +62,7 @@ pub fn version_at_least(found: &str, minimum: &str) -> bool {
 }
 
 /// Reads the version of one found copy from the app's version source
-/// (spec §4). `None` when the kind is `none` or `custom` (a component's
+/// (`docs/declarations.md` §4). `None` when the kind is `none` or `custom` (a component's
 /// `probe-version` runs in the plugin layer), or the source is missing or
 /// unreadable.
 pub fn read_version(app: &AppDef, copy: &Candidate, platform: &dyn Platform) -> Option<String> {

@@ -64,3 +64,36 @@ pub fn capture_logs() -> (Sink, tracing::subscriber::DefaultGuard) {
         .finish();
     (sink, tracing::subscriber::set_default(subscriber))
 }
+
+/// The folder `cargo xtask interop` installs the pinned third-party test
+/// software into: `$WASMGATE_INTEROP_DIR`, else `<workspace>/target/interop`.
+///
+/// # Panics
+/// When it holds no finished install, with the command that makes one.
+pub fn interop_dir() -> PathBuf {
+    let dir = match std::env::var_os("WASMGATE_INTEROP_DIR") {
+        Some(d) => PathBuf::from(d),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/interop"),
+    };
+    assert!(
+        dir.join("installed.sha256").is_file(),
+        "no interop install in {}: run `cargo xtask interop` (it installs the pinned \
+         npm packages and the Python venvs of tests/interop/), or set WASMGATE_INTEROP_DIR",
+        dir.display()
+    );
+    dir
+}
+
+/// The Python interpreter of the interop SDK venv (`venv-sdk/bin/python`),
+/// which holds the pins of `tests/interop/requirements-sdk.txt` (the
+/// official MCP SDK `mcp==1.30.0` among them).
+/// Tests run Python only through it, never the system's `python3`.
+pub fn interop_python() -> PathBuf {
+    let python = interop_dir().join("venv-sdk/bin/python");
+    assert!(
+        python.is_file(),
+        "{} is missing: run `cargo xtask interop`",
+        python.display()
+    );
+    python
+}

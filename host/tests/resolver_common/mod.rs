@@ -224,7 +224,7 @@ pub fn pe_with_version() -> Vec<u8> {
         }
     }
     panic!(
-        "no real PE with a version resource found: install pip >= 23 (python3 -m pip) \
+        "no real PE with a version resource found: run `cargo xtask interop` (its venv holds pip >= 23) \
          or set WASMGATE_PE_WITH_VERSION to a Windows .exe with a version resource"
     );
 }
@@ -266,9 +266,16 @@ pub fn pe_without_version() -> Vec<u8> {
 
 fn pip_dirs() -> Vec<PathBuf> {
     let mut out = Vec::new();
-    if let Ok(o) = std::process::Command::new("python3")
-        .args(["-c", "import pip,os;print(os.path.dirname(pip.__file__))"])
-        .output()
+    // The interop venv's pip first (`cargo xtask interop` installs it, with
+    // the pinned setuptools beside it); the system's Python is never run.
+    let venv_python = std::env::var_os("WASMGATE_INTEROP_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/interop"))
+        .join("venv-sdk/bin/python");
+    if venv_python.is_file()
+        && let Ok(o) = std::process::Command::new(&venv_python)
+            .args(["-c", "import pip,os;print(os.path.dirname(pip.__file__))"])
+            .output()
         && o.status.success()
     {
         out.push(PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()));

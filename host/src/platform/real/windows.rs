@@ -1,5 +1,5 @@
 //! Windows facts: the uninstall registry, the display-adapter class key and
-//! process liveness (`spec/declarations.md` §3, §5, §7).
+//! process liveness (`docs/declarations.md` §3, §5, §7).
 
 use super::super::{DisplayAdapter, Hive, UninstallEntry};
 use winreg::RegKey;
