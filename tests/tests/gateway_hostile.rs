@@ -19,7 +19,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use wasmgate_conformance::{wasmgate_bin, workspace_root};
+use wasmgate_conformance::{interop_python, wasmgate_bin, workspace_root};
 
 const TOKEN: &str = "gw-hostile-token";
 
@@ -34,7 +34,8 @@ fn world(dir: &Path, extra: &str) -> (PathBuf, PathBuf, PathBuf) {
     std::fs::write(
         &cfg,
         format!(
-            "mcp_servers:\n  fx:\n    command: python3\n    args: [\"{}\"]\n{extra}",
+            "mcp_servers:\n  fx:\n    command: \"{}\"\n    args: [\"{}\"]\n{extra}",
+            interop_python().display(),
             fixture().display()
         ),
     )
@@ -368,7 +369,8 @@ fn serve_answers_initialize_before_a_silent_server_and_adds_a_late_one() {
         tmp.path(),
         &format!(
             "  mute:\n    command: sleep\n    args: [\"600\"]\n    connect_timeout: 300\n  \
-             late:\n    command: python3\n    args: [\"{}\", \"--delay-start\", \"8\"]\n",
+             late:\n    command: \"{}\"\n    args: [\"{}\", \"--delay-start\", \"8\"]\n",
+            interop_python().display(),
             fixture().display()
         ),
     );
