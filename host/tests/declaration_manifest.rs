@@ -821,17 +821,20 @@ fn check_exit_codes() {
     );
     let bad = write(dir.path(), "bad/plugin.yaml", THREE_SERVERS);
     let txt = write(dir.path(), "x/plugin.txt", "name: p");
-    assert_eq!(run_check(&good, false), EXIT_VALID);
-    assert_eq!(run_check(&good, true), EXIT_VALID);
-    assert_eq!(run_check(&bad, true), EXIT_INVALID);
-    assert_eq!(run_check(&txt, false), EXIT_USAGE);
-    assert_eq!(run_check(&dir.path().join("none.yaml"), false), EXIT_USAGE);
+    assert_eq!(run_check(&good, false, Vec::new()), EXIT_VALID);
+    assert_eq!(run_check(&good, true, Vec::new()), EXIT_VALID);
+    assert_eq!(run_check(&bad, true, Vec::new()), EXIT_INVALID);
+    assert_eq!(run_check(&txt, false, Vec::new()), EXIT_USAGE);
+    assert_eq!(
+        run_check(&dir.path().join("none.yaml"), false, Vec::new()),
+        EXIT_USAGE
+    );
     let json = write(
         dir.path(),
         "j/plugin.json",
         r#"{"name": "p", "version": "1", "mcpServers": {"s": {"command": "x"}}}"#,
     );
-    assert_eq!(run_check(&json, true), EXIT_VALID);
+    assert_eq!(run_check(&json, true, Vec::new()), EXIT_VALID);
     // A component's manifest accepts version.kind: custom; plugin.yaml does not.
     let v: Value = yaml_serde::from_str(
         "{name: p, version: '1', mcp_servers: {s: {command: x, app: {linux: {presence: executable, location: /x, version: {kind: custom}}}, requires: {app: true, min_version: '1'}}}}",
@@ -839,13 +842,14 @@ fn check_exit_codes() {
     .unwrap();
     assert_eq!(
         report(
-            &manifest_from_value(
+            manifest_from_value(
                 &v,
                 &ManifestContext {
                     allow_custom_version: true,
                     ..ManifestContext::new("p.wasm", dir.path())
                 }
             ),
+            &wasmgate::cli::check::CheckContext::default(),
             true
         ),
         EXIT_VALID
@@ -855,7 +859,7 @@ fn check_exit_codes() {
         "c/plugin.yaml",
         &yaml_serde::to_string(&v).unwrap(),
     );
-    assert_eq!(run_check(&custom, true), EXIT_INVALID);
+    assert_eq!(run_check(&custom, true, Vec::new()), EXIT_INVALID);
 }
 
 fn arb_value() -> impl Strategy<Value = Value> {
