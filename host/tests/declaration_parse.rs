@@ -1013,7 +1013,12 @@ fn every_rule_has_a_row_with_its_field_path() {
                 if e.path != *path || !e.message.contains(needle) {
                     failures.push(format!("{id}: want `{path}` + `{needle}`, got `{text}`"));
                 }
-                if text != format!("{WHERE}: {} {}", e.path, e.message) {
+                // The offending value, when there is one, follows the path.
+                let shown = match &e.value {
+                    Some(v) => format!("{WHERE}: {} ({v}) {}", e.path, e.message),
+                    None => format!("{WHERE}: {} {}", e.path, e.message),
+                };
+                if text != shown {
                     failures.push(format!("{id}: display form `{text}`"));
                 }
             }
@@ -1406,10 +1411,12 @@ fn check_case(case: &Value) -> Result<(), String> {
     match got {
         Err(e) if ok => Err(format!("{id}: want ok, got {e}")),
         Err(e) => {
-            let text = e.to_string();
-            if !text.starts_with(&format!("{w}: ")) {
-                return Err(format!("{id}: `{text}` does not start with its where"));
+            if !e.to_string().starts_with(&format!("{w}: ")) {
+                return Err(format!("{id}: `{e}` does not start with its where"));
             }
+            // The cases name the field path and the wording; the echoed
+            // value between them is left out of the comparison.
+            let text = format!("{}: {} {}", e.where_, e.path, e.message);
             for s in expect
                 .get("error_contains")
                 .and_then(Value::as_sequence)

@@ -178,10 +178,11 @@ pub fn value_at<'a>(root: &'a Value, path: &str) -> Option<&'a Value> {
 /// The offending value of an error at `path` inside `root`, as the error
 /// shows it after its field path (`app.linux.location[2] ("~/x*y*") …`):
 /// the one place every error's value is formatted. Strings are quoted and
-/// escaped (control characters, quotes), numbers and booleans as written,
+/// escaped (control characters, quotes), numbers as written,
 /// a list item that is a list or mapping as compact JSON; cut at
 /// [`ECHO_MAX_CHARS`] and redacted of token shapes (`docs/security.md`).
 /// `None` when there is nothing useful to show: no value at the path, null,
+/// a boolean,
 /// a whole mapping or list that is not a list item, or a field in
 /// `env` / `headers` / `url`.
 pub fn echo_at(root: &Value, path: &str) -> Option<String> {
@@ -191,9 +192,10 @@ pub fn echo_at(root: &Value, path: &str) -> Option<String> {
     }
     let v = value_at(root, path)?;
     let text = match v {
-        Value::Null | Value::Tagged(_) => return None,
+        // A boolean says nothing the message does not (`must be a boolean`
+        // is only said of non-booleans).
+        Value::Null | Value::Tagged(_) | Value::Bool(_) => return None,
         Value::String(s) => s.clone(),
-        Value::Bool(b) => return Some(b.to_string()),
         Value::Number(n) => return Some(n.to_string()),
         Value::Sequence(_) | Value::Mapping(_) if path.ends_with(']') => {
             serde_json::to_string(v).unwrap_or_else(|_| key_text(v))
@@ -205,7 +207,8 @@ pub fn echo_at(root: &Value, path: &str) -> Option<String> {
     let more = if cut.len() < text.len() { "…" } else { "" };
     Some(match v {
         Value::String(_) => format!("{cut:?}{more}"),
-        _ => format!("{}{more}", cut.escape_debug()),
+        // Compact JSON: its strings already have their control characters escaped.
+        _ => format!("{cut}{more}"),
     })
 }
 
