@@ -49,7 +49,7 @@ fn utf16z(s: &str) -> Vec<u8> {
 }
 
 fn pad4(b: &mut Vec<u8>) {
-    while b.len() % 4 != 0 {
+    while !b.len().is_multiple_of(4) {
         b.push(0);
     }
 }
