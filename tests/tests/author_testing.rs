@@ -130,3 +130,33 @@ fn the_readme_example_is_these_tests() {
     }
     assert!(compared >= 30, "only {compared} lines compared");
 }
+
+/// `wasmgate availability COMPONENT --host DIR` runs the component's own
+/// `probe_version` for `version.kind: custom`, as `status` does, on a host
+/// folder the builder wrote.
+#[test]
+fn availability_on_a_host_folder_runs_the_components_probe() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = r"C:\Users\me\AppData\Local\VersionfileApp";
+    SimulatedHost::builder(OsFamily::Win32)
+        .env("LOCALAPPDATA", r"C:\Users\me\AppData\Local")
+        .file(
+            format!(r"{app}\versionfile-app.exe"),
+            pe_with_version("1.0"),
+        )
+        .file(format!(r"{app}\VERSION"), "2.5.0\n")
+        .build(dir.path())
+        .unwrap();
+    let out = std::process::Command::new(wasmgate_conformance::wasmgate_bin())
+        .args(["availability", "--json", "--host"])
+        .arg(dir.path())
+        .arg(versionfile())
+        .env("WASMGATE_CACHE", "")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v[0]["state"], "available", "{v:#} {stderr}");
+    assert_eq!(v[0]["version"], "2.5.0", "{v:#}");
+}
