@@ -8,7 +8,7 @@
 //! [`Host::status`], [`Host::shutdown`]; [`Host::load_next`] loads again
 //! keeping the sessions of servers that did not change.
 
-mod probe;
+pub(crate) mod probe;
 
 use crate::availability::{self, Availability};
 use crate::declaration::{OsFamily, Registry};
@@ -633,7 +633,9 @@ fn gate_skills(
     for (plugin, source) in sources {
         let (name, markdown) = match source {
             SkillSource::Inline { name, markdown } => (name, markdown),
-            SkillSource::Loaded { path, markdown } => (skill_name_from_path(&path), markdown),
+            SkillSource::Loaded { path, markdown } => {
+                (skills::skill_name_from_path(&path), markdown)
+            }
             SkillSource::File { path } => {
                 problems.push(format!("{}: skill file was not read", path.display()));
                 continue;
@@ -660,19 +662,6 @@ fn gate_skills(
         }
     }
     out
-}
-
-/// `skills/git/SKILL.md` → `git`; a file named otherwise → its stem.
-fn skill_name_from_path(path: &Path) -> String {
-    let is_skill_md = path
-        .file_name()
-        .is_some_and(|n| n.eq_ignore_ascii_case("SKILL.md"));
-    let named = if is_skill_md {
-        path.parent().and_then(Path::file_name)
-    } else {
-        path.file_stem()
-    };
-    named.map_or_else(|| "skill".into(), |n| n.to_string_lossy().into_owned())
 }
 
 /// Splits plugin folders into component folders and manifest files

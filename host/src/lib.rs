@@ -17,6 +17,7 @@
 pub mod availability;
 pub mod cli;
 pub mod declaration;
+pub mod fixtures;
 pub mod gateway;
 pub mod host;
 pub mod manifest;
@@ -25,3 +26,4 @@ pub mod platform;
 pub mod plugin;
 pub mod resolver;
 pub mod skills;
+pub mod testing;

@@ -186,6 +186,20 @@ pub fn parse_skill(name: &str, text: &str) -> Result<Skill, SkillError> {
     })
 }
 
+/// The name of a skill read from a file: `skills/git/SKILL.md` → `git`; a
+/// file named otherwise → its stem (`docs/skills.md`).
+pub fn skill_name_from_path(path: &std::path::Path) -> String {
+    let is_skill_md = path
+        .file_name()
+        .is_some_and(|n| n.eq_ignore_ascii_case("SKILL.md"));
+    let named = if is_skill_md {
+        path.parent().and_then(std::path::Path::file_name)
+    } else {
+        path.file_stem()
+    };
+    named.map_or_else(|| "skill".into(), |n| n.to_string_lossy().into_owned())
+}
+
 /// Why the skill gate hides a skill.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HiddenReason {

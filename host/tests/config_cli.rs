@@ -75,10 +75,10 @@ fn status_keeps_the_good_servers_beside_big_integers_and_passwords() {
     assert_eq!(st["servers"][0]["connection"], "disabled");
     let p = problems(&st);
     assert_eq!(p.len(), 4, "{p:#?}");
-    assert!(p[0].ends_with("config.yaml server 'big': max_result_bytes is out of range (at most 18446744073709551615)"), "{p:?}");
+    assert!(p[0].ends_with("config.yaml server 'big': max_result_bytes (\"99999999999999999999999\") is out of range (at most 18446744073709551615)"), "{p:?}");
     assert!(p[1].ends_with("config.yaml server 'u': url must not carry a user name or password; send credentials in headers (Authorization) and write the URL as http://127.0.0.1:9/mcp"), "{p:?}");
     assert!(p[2].ends_with("config.yaml server 'v': url must be an http:// or https:// URL with a host: invalid IPv6 address"), "{p:?}");
-    assert!(p[3].ends_with("config.yaml server 't': timeout must be at least 0.001 seconds (1 ms; got 0.0000000001 s)"), "{p:?}");
+    assert!(p[3].ends_with("config.yaml server 't': timeout (1e-10) must be at least 0.001 seconds (1 ms; got 0.0000000001 s)"), "{p:?}");
     // Not in the JSON, not in the log.
     assert!(!all.contains("s3cr3t-pw"), "{all}");
 }

@@ -27,6 +27,21 @@ fn errors(r: &ManifestResult) -> Vec<String> {
     r.errors.iter().map(ToString::to_string).collect()
 }
 
+/// The errors without their echoed values (`<where>: <path> <message>`),
+/// for the rule tables, which are about the path and the wording.
+fn plain_errors(r: &ManifestResult) -> Vec<String> {
+    r.errors
+        .iter()
+        .map(|e| {
+            if e.path.is_empty() {
+                format!("{}: {}", e.where_, e.message)
+            } else {
+                format!("{}: {} {}", e.where_, e.path, e.message)
+            }
+        })
+        .collect()
+}
+
 const THREE_SERVERS: &str = r#"
 name: demo
 version: "1.0.0"
@@ -50,7 +65,7 @@ fn one_bad_server_is_reported_and_the_good_ones_are_kept() {
     let r = from_yaml(THREE_SERVERS);
     assert_eq!(
         errors(&r),
-        vec!["p/plugin.yaml server 'broken': app.linux.location[0].name must be a bare name (no folders, drive or URL)".to_string()]
+        vec!["p/plugin.yaml server 'broken': app.linux.location[0].name (\"a/b\") must be a bare name (no folders, drive or URL)".to_string()]
     );
     let m = r.manifest.expect("manifest kept");
     let names: Vec<&str> = m.servers.iter().map(|s| s.name.as_str()).collect();
@@ -89,7 +104,11 @@ mcp_servers:
     assert!(e[0].starts_with(
         "p/plugin.yaml server 'a': requires.app is true but the declaration has no 'app' block"
     ));
-    assert!(e[1].starts_with("p/plugin.yaml server 'b': timeout must be a number of seconds"));
+    assert!(
+        e[1].starts_with("p/plugin.yaml server 'b': timeout (\"abc\") must be a number of seconds"),
+        "{}",
+        e[1]
+    );
     assert!(
         e[2].contains("server 'c': has unknown keys ['comand'] (did you mean 'command'?)"),
         "{}",
@@ -118,7 +137,7 @@ mcp_servers:
     );
     assert_eq!(
         errors(&r),
-        vec!["p/plugin.yaml server 'a': requires.min_version must be a dotted numeric string, but YAML read 2.3 as a number; quote it: min_version: \"2.3\"".to_string()]
+        vec!["p/plugin.yaml server 'a': requires.min_version (2.3) must be a dotted numeric string, but YAML read 2.3 as a number; quote it: min_version: \"2.3\"".to_string()]
     );
 }
 
@@ -357,7 +376,7 @@ fn server_schema_rules() {
     for (entry, want) in cases {
         let doc = format!("name: p\nversion: '1'\nmcp_servers:\n  s: {entry}\n");
         let r = from_yaml(&doc);
-        let e = errors(&r);
+        let e = plain_errors(&r);
         match want {
             None if !e.is_empty() => failures.push(format!("{entry}: unexpected {e:?}")),
             None => {}
@@ -476,7 +495,7 @@ fn manifest_level_rules() {
         ),
     ];
     for (doc, want) in cases {
-        let e = errors(&from_yaml(doc));
+        let e = plain_errors(&from_yaml(doc));
         assert!(
             e.len() == 1 && e[0].starts_with(want),
             "{doc}: want `{want}`, got {e:?}"
@@ -718,7 +737,9 @@ fn plugin_json_envelope_rules() {
         Some(mcp.clone()),
     );
     assert!(
-        errors(&r)[0].contains("extension server 'a': app.linux.liveness.path must be absolute"),
+        errors(&r)[0].contains(
+            "extension server 'a': app.linux.liveness.path (\"relative/b.json\") must be absolute"
+        ),
         "{:?}",
         errors(&r)
     );
@@ -760,9 +781,9 @@ fn config_file_and_merge() {
     assert_eq!(c.servers.len(), 2);
     assert_eq!(c.errors.len(), 1);
     assert!(
-        c.errors[0]
-            .to_string()
-            .ends_with("config.yaml server 'bad': timeout must be a positive number of seconds")
+        c.errors[0].to_string().ends_with(
+            "config.yaml server 'bad': timeout (-3) must be a positive number of seconds"
+        )
     );
     assert!(c.servers.iter().all(|s| s.plugin.is_none()));
 
@@ -821,17 +842,20 @@ fn check_exit_codes() {
     );
     let bad = write(dir.path(), "bad/plugin.yaml", THREE_SERVERS);
     let txt = write(dir.path(), "x/plugin.txt", "name: p");
-    assert_eq!(run_check(&good, false), EXIT_VALID);
-    assert_eq!(run_check(&good, true), EXIT_VALID);
-    assert_eq!(run_check(&bad, true), EXIT_INVALID);
-    assert_eq!(run_check(&txt, false), EXIT_USAGE);
-    assert_eq!(run_check(&dir.path().join("none.yaml"), false), EXIT_USAGE);
+    assert_eq!(run_check(&good, false, Vec::new()), EXIT_VALID);
+    assert_eq!(run_check(&good, true, Vec::new()), EXIT_VALID);
+    assert_eq!(run_check(&bad, true, Vec::new()), EXIT_INVALID);
+    assert_eq!(run_check(&txt, false, Vec::new()), EXIT_USAGE);
+    assert_eq!(
+        run_check(&dir.path().join("none.yaml"), false, Vec::new()),
+        EXIT_USAGE
+    );
     let json = write(
         dir.path(),
         "j/plugin.json",
         r#"{"name": "p", "version": "1", "mcpServers": {"s": {"command": "x"}}}"#,
     );
-    assert_eq!(run_check(&json, true), EXIT_VALID);
+    assert_eq!(run_check(&json, true, Vec::new()), EXIT_VALID);
     // A component's manifest accepts version.kind: custom; plugin.yaml does not.
     let v: Value = yaml_serde::from_str(
         "{name: p, version: '1', mcp_servers: {s: {command: x, app: {linux: {presence: executable, location: /x, version: {kind: custom}}}, requires: {app: true, min_version: '1'}}}}",
@@ -839,13 +863,14 @@ fn check_exit_codes() {
     .unwrap();
     assert_eq!(
         report(
-            &manifest_from_value(
+            manifest_from_value(
                 &v,
                 &ManifestContext {
                     allow_custom_version: true,
                     ..ManifestContext::new("p.wasm", dir.path())
                 }
             ),
+            &wasmgate::cli::check::CheckContext::default(),
             true
         ),
         EXIT_VALID
@@ -855,7 +880,7 @@ fn check_exit_codes() {
         "c/plugin.yaml",
         &yaml_serde::to_string(&v).unwrap(),
     );
-    assert_eq!(run_check(&custom, true), EXIT_INVALID);
+    assert_eq!(run_check(&custom, true, Vec::new()), EXIT_INVALID);
 }
 
 fn arb_value() -> impl Strategy<Value = Value> {
@@ -1000,8 +1025,16 @@ mcp_servers:
     );
     let e = errors(&r);
     assert_eq!(e.len(), 2, "{e:#?}");
-    assert!(e[0].ends_with("timeout must be a positive number of seconds"));
-    assert!(e[1].contains("server 's': app.linux.location must be absolute"));
+    assert!(
+        e[0].ends_with("timeout (-1) must be a positive number of seconds"),
+        "{}",
+        e[0]
+    );
+    assert!(
+        e[1].contains("server 's': app.linux.location (\"a/b\") must be absolute"),
+        "{}",
+        e[1]
+    );
 
     // Both transports given: the combination is one error, and a bad url is
     // still named.
@@ -1119,19 +1152,19 @@ fn an_integer_beyond_64_bits_costs_only_its_server() {
     assert_eq!(e.len(), 3, "{e:#?}");
     assert!(
         e[0].ends_with(
-            "server 'big': max_result_bytes is out of range (at most 18446744073709551615)"
+            "server 'big': max_result_bytes (\"99999999999999999999999\") is out of range (at most 18446744073709551615)"
         ),
         "{e:?}"
     );
     assert!(
         e[1].ends_with(
-            "server 'slow': timeout is out of range (at most 18446744073709551615 seconds)"
+            "server 'slow': timeout (\"99999999999999999999999\") is out of range (at most 18446744073709551615 seconds)"
         ),
         "{e:?}"
     );
     assert!(
         e[2].ends_with(
-            "server 'rpm': sampling.max_rpm is out of range (an integer from 0 to 4294967295)"
+            "server 'rpm': sampling.max_rpm (\"99999999999999999999999\") is out of range (an integer from 0 to 4294967295)"
         ),
         "{e:?}"
     );

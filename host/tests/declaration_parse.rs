@@ -1013,7 +1013,12 @@ fn every_rule_has_a_row_with_its_field_path() {
                 if e.path != *path || !e.message.contains(needle) {
                     failures.push(format!("{id}: want `{path}` + `{needle}`, got `{text}`"));
                 }
-                if text != format!("{WHERE}: {} {}", e.path, e.message) {
+                // The offending value, when there is one, follows the path.
+                let shown = match &e.value {
+                    Some(v) => format!("{WHERE}: {} ({v}) {}", e.path, e.message),
+                    None => format!("{WHERE}: {} {}", e.path, e.message),
+                };
+                if text != shown {
                     failures.push(format!("{id}: display form `{text}`"));
                 }
             }
@@ -1410,10 +1415,12 @@ fn check_case(case: &Value) -> Result<(), String> {
     match got {
         Err(e) if valid => Err(format!("{id}: want valid, got {e}")),
         Err(e) => {
-            let text = e.to_string();
-            if !text.starts_with(&format!("{WHERE}: ")) {
-                return Err(format!("{id}: `{text}` does not start with its where"));
+            if !e.to_string().starts_with(&format!("{WHERE}: ")) {
+                return Err(format!("{id}: `{e}` does not start with its where"));
             }
+            // The cases name the field path and the wording; the echoed
+            // value between them is left out of the comparison.
+            let text = format!("{}: {} {}", e.where_, e.path, e.message);
             match errors.iter().find(|needle| !text.contains(**needle)) {
                 Some(needle) => Err(format!("{id}: `{text}` lacks `{needle}`")),
                 None => Ok(()),

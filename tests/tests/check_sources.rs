@@ -41,6 +41,18 @@ const GIT_PLUGIN_JSON: &str = r#"{
   }}}}
 }"#;
 
+/// The `${PLUGIN_DIR}/git-mcp-server` the manifests name, shipped in `dir`
+/// (check refuses a shipped command that is not there).
+fn ship_server(dir: &Path) {
+    let server = dir.join("git-mcp-server");
+    std::fs::write(&server, "#!/bin/sh\n").unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&server, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+}
+
 fn check(path: &Path) -> Output {
     Command::new(wasmgate_bin())
         .arg("check")
@@ -58,7 +70,8 @@ fn declaration(out: &Output) -> Value {
         String::from_utf8_lossy(&out.stderr)
     );
     let v: Value = serde_json::from_slice(&out.stdout).expect("check --json prints JSON");
-    let servers = v["servers"].as_array().expect("servers");
+    assert_eq!(v["valid"], true, "{v:#}");
+    let servers = v["manifest"]["servers"].as_array().expect("servers");
     assert_eq!(servers.len(), 1);
     servers[0]["declaration"].clone()
 }
@@ -80,6 +93,7 @@ fn component_yaml_and_json_give_the_same_declaration() {
     .unwrap();
     let json = dir.path().join("plugin.json");
     std::fs::write(&json, GIT_PLUGIN_JSON).unwrap();
+    ship_server(dir.path());
 
     assert_eq!(declaration(&check(&yaml)), from_component, "plugin.yaml");
     assert_eq!(declaration(&check(&json)), from_component, "plugin.json");
@@ -106,9 +120,17 @@ fn the_same_mistake_gives_the_same_field_path_from_yaml_and_json() {
     for path in [&yaml, &json] {
         let out = check(path);
         assert_eq!(out.status.code(), Some(1));
+        // `--json`: the same error as one document on stdout, its value apart.
+        let doc: Value = serde_json::from_slice(&out.stdout).expect("check --json prints JSON");
+        assert_eq!(doc["valid"], false, "{doc:#}");
+        assert_eq!(
+            doc["errors"][0]["path"], "app.linux.location[0].name",
+            "{doc:#}"
+        );
+        assert_eq!(doc["errors"][0]["value"], "\"bin/git\"", "{doc:#}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(
-            err.contains("app.linux.location[0].name must be a bare name"),
+            err.contains("app.linux.location[0].name (\"bin/git\") must be a bare name"),
             "{}: {err}",
             path.display()
         );
@@ -126,6 +148,7 @@ fn a_plugin_folder_stands_for_its_plugin_file() {
 
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("plugin.json"), GIT_PLUGIN_JSON).unwrap();
+    ship_server(dir.path());
     assert_eq!(
         declaration(&check(dir.path())),
         from_file,

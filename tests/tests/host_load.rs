@@ -55,7 +55,7 @@ mcp_servers:
     assert_eq!(problems.len(), 1, "{problems:?}");
     assert!(
         problems[0].contains("server 'broken'")
-            && problems[0].contains("app.linux.location.name must be a bare name"),
+            && problems[0].contains("app.linux.location.name (\"bin/git\") must be a bare name"),
         "{problems:?}"
     );
     assert!(host.registry().lookup("good-one").is_some());

@@ -47,10 +47,28 @@ pub fn evaluate_servers(
     servers: &[(String, Declaration)],
     platform: &dyn Platform,
 ) -> Vec<ServerAvailability> {
+    evaluate_servers_with(servers, platform, None)
+}
+
+/// [`evaluate_servers`] with the component whose `probe_version` reads
+/// `version.kind: custom` (as `status` does). A probe that fails is told on
+/// stderr and reads as no version, as in `status`.
+pub fn evaluate_servers_with(
+    servers: &[(String, Declaration)],
+    platform: &dyn Platform,
+    component: Option<&crate::testing::TestPlugin>,
+) -> Vec<ServerAvailability> {
     servers
         .iter()
         .map(|(name, decl)| {
-            let a: Availability = availability(decl, platform);
+            let a: Availability = match component.map(|c| c.availability(name, platform)) {
+                Some(Ok(a)) => a,
+                Some(Err(e)) => {
+                    eprintln!("warning: {e}");
+                    availability(decl, platform)
+                }
+                None => availability(decl, platform),
+            };
             ServerAvailability {
                 server: name.clone(),
                 state: a.state.as_str().to_string(),
@@ -115,6 +133,21 @@ pub fn run_availability_for(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> i32 {
+    run_availability_of(servers, load_errors, host_dir, None, json, out, err)
+}
+
+/// [`run_availability_for`] for the servers of the component at
+/// `component` (when given): a server whose declaration reads its version
+/// with `custom` gets the component's `probe_version`, as in `status`.
+pub fn run_availability_of(
+    servers: &[(String, Declaration)],
+    load_errors: &[String],
+    host_dir: Option<&Path>,
+    component: Option<&Path>,
+    json: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> i32 {
     if !load_errors.is_empty() {
         for e in load_errors {
             let _ = writeln!(err, "{e}");
@@ -138,7 +171,24 @@ pub fn run_availability_for(
             return EXIT_INVALID;
         }
     };
-    let results = evaluate_servers(servers, platform.as_ref());
+    // A component whose declaration for this OS reads its version with
+    // `custom` is loaded again for that OS, so its probe can run.
+    let os = platform.os_family();
+    let custom = servers.iter().any(|(_, d)| {
+        d.app_for(os)
+            .is_some_and(|a| a.version_kind == crate::declaration::VersionKind::Custom)
+    });
+    let component = match component {
+        Some(path) if custom => match crate::testing::TestPlugin::load(path, os) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                let _ = writeln!(err, "{e}");
+                return EXIT_INVALID;
+            }
+        },
+        _ => None,
+    };
+    let results = evaluate_servers_with(servers, platform.as_ref(), component.as_ref());
     let _ = out.write_all(render(&results, json).as_bytes());
     EXIT_OK
 }
@@ -211,10 +261,12 @@ pub fn run_availability(plugin_path: &Path, host_dir: Option<&Path>, json: bool)
             (s.name.clone(), decl)
         })
         .collect();
-    run_availability_for(
+    let component = (ext.as_deref() == Some("wasm")).then_some(plugin_path);
+    run_availability_of(
         &servers,
         &errors,
         host_dir,
+        component,
         json,
         &mut std::io::stdout().lock(),
         &mut stderr,

@@ -22,24 +22,25 @@ pub fn load_one(path: &Path, os: OsFamily) -> Result<LoadedPlugin, String> {
 }
 
 /// `wasmgate check PATH`: a `.wasm` component, else a `plugin.yaml` /
-/// `plugin.json` (see [`super::check::run_check`]). Exit 0 valid, 1 invalid, 2 usage.
-pub fn run_check_any(path: &Path, json: bool) -> i32 {
+/// `plugin.json` (see [`super::check::run_check`]). `config_servers` are
+/// the config file's server names (a skill may require them). Exit 0
+/// valid, 1 invalid, 2 usage.
+pub fn run_check_any(path: &Path, json: bool, config_servers: Vec<String>) -> i32 {
+    use super::check::{CheckContext, EXIT_INVALID, EXIT_USAGE, fail, report};
     let is_wasm = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("wasm"));
     if !is_wasm {
-        return super::check::run_check(path, json);
+        return super::check::run_check(path, json, config_servers);
     }
+    let where_ = path.display().to_string();
     if !path.is_file() {
-        eprintln!("wasmgate check: {}: no such file", path.display());
-        return super::check::EXIT_USAGE;
+        let msg = format!("wasmgate check: {where_}: no such file");
+        return fail(&where_, &msg, json, EXIT_USAGE);
     }
     match component_manifest(path, OsFamily::current()) {
-        Ok(r) => super::check::report(&r, json),
-        Err(e) => {
-            eprintln!("{e}");
-            super::check::EXIT_INVALID
-        }
+        Ok(r) => report(r, &CheckContext::for_file(path, config_servers), json),
+        Err(e) => fail(&where_, &e, json, EXIT_INVALID),
     }
 }
 

@@ -7,6 +7,7 @@
 pub mod availability;
 pub mod check;
 pub mod component;
+pub mod new;
 mod report;
 pub mod serve;
 
@@ -75,6 +76,11 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         host: Option<PathBuf>,
     },
+    /// Scaffold a plugin crate NAME in a new folder NAME: the component's
+    /// declaration for win32, darwin and linux, a skill, a small stdio MCP
+    /// server to ship beside it, and a README with the build, check and
+    /// status commands.
+    New(new::NewArgs),
     /// Serve every offered tool and visible skill as one MCP server (stdio,
     /// or streamable HTTP on loopback with `--http`); docs/mcp-client.md §7.
     Serve(serve::ServeArgs),
@@ -110,7 +116,7 @@ fn run(cli: Cli) -> u8 {
     };
     if !matches!(
         cli.command,
-        Command::Check { .. } | Command::Availability { .. }
+        Command::Check { .. } | Command::Availability { .. } | Command::New(_)
     ) && let Some(problem) = missing_named_path(&cli)
     {
         eprintln!("wasmgate: {problem}");
@@ -127,12 +133,14 @@ fn run(cli: Cli) -> u8 {
     };
     match &cli.command {
         Command::Check { path } => match plugin_file_of(path) {
-            Ok(file) => component::run_check_any(&file, cli.json) as u8,
+            Ok(file) => component::run_check_any(&file, cli.json, config_server_names(&cli)) as u8,
             Err(why) => {
-                eprintln!("wasmgate check: {}: {why}", path.display());
-                check::EXIT_USAGE as u8
+                let where_ = path.display().to_string();
+                let msg = format!("wasmgate check: {where_}: {why}");
+                check::fail(&where_, &msg, cli.json, check::EXIT_USAGE) as u8
             }
         },
+        Command::New(args) => new::run(args),
         Command::Availability { path, host } => match plugin_file_of(path) {
             Ok(file) => availability::run_availability(&file, host.as_deref(), cli.json) as u8,
             Err(why) => {
@@ -309,6 +317,25 @@ fn named_config(cli: &Cli) -> Option<(PathBuf, &'static str)> {
             .filter(|v| !v.is_empty())
             .map(|v| (PathBuf::from(v), "$WASMGATE_CONFIG")),
     }
+}
+
+/// The names of the servers with a declaration in the config file `check`
+/// would use (named, else the default one), plus its bad servers; none when
+/// there is no config file (`check` is about the plugin, so a bad config is
+/// not its error).
+fn config_server_names(cli: &Cli) -> Vec<String> {
+    let Some(path) = named_config(cli).map(|(p, _)| p).or_else(default_config) else {
+        return Vec::new();
+    };
+    let res = crate::manifest::load_config(&path);
+    let mut names: Vec<String> = res
+        .servers
+        .into_iter()
+        .filter(|s| s.declaration.is_some())
+        .map(|s| s.name)
+        .collect();
+    names.extend(res.errors.into_iter().filter_map(|e| e.server));
+    names
 }
 
 /// `--config` default when none is named ([`named_config`]):

@@ -25,8 +25,8 @@ use std::fmt;
 use yaml_serde::{Mapping, Value};
 
 /// A declaration that breaks a rule of `docs/declarations.md` §2. Displays as
-/// `<where>: <field path> <what is wrong>`, e.g.
-/// `plugin.yaml server 'blender': app.linux.location[0].name must be a bare name`.
+/// `<where>: <field path> [(<value>)] <what is wrong>`, e.g.
+/// `plugin.yaml server 'blender': app.linux.location[0].name ("bin/blender") must be a bare name`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeclarationError {
     /// Where the declaration came from (`plugins/x/plugin.yaml server 'x'`).
@@ -35,11 +35,17 @@ pub struct DeclarationError {
     pub path: String,
     /// What is wrong, with a hint where one helps.
     pub message: String,
+    /// The offending value as shown after the path (quoted, escaped, cut;
+    /// [`super::value::echo_at`]), when there is one to show.
+    pub value: Option<String>,
 }
 
 impl fmt::Display for DeclarationError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {} {}", self.where_, self.path, self.message)
+        match &self.value {
+            Some(v) => write!(f, "{}: {} ({v}) {}", self.where_, self.path, self.message),
+            None => write!(f, "{}: {} {}", self.where_, self.path, self.message),
+        }
     }
 }
 
@@ -76,10 +82,28 @@ pub fn parse_declaration(
     where_: &str,
     opts: ParseOptions,
 ) -> Result<Declaration, DeclarationError> {
-    let wrap = |(path, message): Fail| DeclarationError {
-        where_: where_.to_string(),
-        path,
-        message,
+    let wrap = |(path, message): Fail| {
+        // The value at the path, looked up in the block the path starts in.
+        let block = if path.starts_with("requires") {
+            raw_requires
+        } else {
+            raw_app
+        };
+        let mut root = Mapping::new();
+        let head = if path.starts_with("requires") {
+            "requires"
+        } else {
+            "app"
+        };
+        if let Some(b) = block {
+            root.insert(Value::String(head.into()), b.clone());
+        }
+        DeclarationError {
+            where_: where_.to_string(),
+            value: super::value::echo_at(&Value::Mapping(root), &path),
+            path,
+            message,
+        }
     };
     // The app block is parsed completely before `requires` (docs/declarations.md §2).
     let app = parse_app(server, raw_app.unwrap_or(&Value::Null), opts).map_err(wrap)?;

@@ -142,6 +142,76 @@ pub fn unknown_keys_message(m: &Mapping, allowed: &[&str]) -> Option<String> {
     Some(msg)
 }
 
+/// Longest offending value an error echoes, in characters (longer ones are
+/// cut and end with `…`).
+pub const ECHO_MAX_CHARS: usize = 60;
+
+/// Fields whose values are never echoed: `env` and `headers` carry secrets,
+/// and a bad `url` is explained without repeating it (it may hold a password).
+const NOT_ECHOED: [&str; 3] = ["env", "headers", "url"];
+
+/// The value at a field path (`app.linux.location[2]`, `skills[0]`,
+/// `requires.min_version`) inside `root`, when there is one.
+pub fn value_at<'a>(root: &'a Value, path: &str) -> Option<&'a Value> {
+    let mut cur = root;
+    for part in path.split('.') {
+        let (key, mut rest) = match part.find('[') {
+            Some(i) => (&part[..i], &part[i..]),
+            None => (part, ""),
+        };
+        if !key.is_empty() {
+            cur = cur.as_mapping()?.get(key)?;
+        }
+        while let Some(after) = rest.strip_prefix('[') {
+            let end = after.find(']')?;
+            let i: usize = after[..end].parse().ok()?;
+            cur = cur.as_sequence()?.get(i)?;
+            rest = &after[end + 1..];
+        }
+        if !rest.is_empty() {
+            return None;
+        }
+    }
+    Some(cur)
+}
+
+/// The offending value of an error at `path` inside `root`, as the error
+/// shows it after its field path (`app.linux.location[2] ("~/x*y*") …`):
+/// the one place every error's value is formatted. Strings are quoted and
+/// escaped (control characters, quotes), numbers as written,
+/// a list item that is a list or mapping as compact JSON; cut at
+/// [`ECHO_MAX_CHARS`] and redacted of token shapes (`docs/security.md`).
+/// `None` when there is nothing useful to show: no value at the path, null,
+/// a boolean,
+/// a whole mapping or list that is not a list item, or a field in
+/// `env` / `headers` / `url`.
+pub fn echo_at(root: &Value, path: &str) -> Option<String> {
+    let head = path.split(['.', '[']).next().unwrap_or("");
+    if path.is_empty() || NOT_ECHOED.contains(&head) {
+        return None;
+    }
+    let v = value_at(root, path)?;
+    let text = match v {
+        // A boolean says nothing the message does not (`must be a boolean`
+        // is only said of non-booleans).
+        Value::Null | Value::Tagged(_) | Value::Bool(_) => return None,
+        Value::String(s) => s.clone(),
+        Value::Number(n) => return Some(n.to_string()),
+        Value::Sequence(_) | Value::Mapping(_) if path.ends_with(']') => {
+            serde_json::to_string(v).unwrap_or_else(|_| key_text(v))
+        }
+        Value::Sequence(_) | Value::Mapping(_) => return None,
+    };
+    let text = crate::mcp::redact::redact_patterns(&text);
+    let cut: String = text.chars().take(ECHO_MAX_CHARS).collect();
+    let more = if cut.len() < text.len() { "…" } else { "" };
+    Some(match v {
+        Value::String(_) => format!("{cut:?}{more}"),
+        // Compact JSON: its strings already have their control characters escaped.
+        _ => format!("{cut}{more}"),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -160,6 +230,33 @@ mod tests {
             did_you_mean("Linux", &["win32", "darwin", "linux"]),
             Some("linux")
         );
+    }
+
+    #[test]
+    fn the_offending_value_is_echoed_cut_and_escaped() {
+        let v: Value = yaml_serde::from_str(
+            "app: {linux: {location: [a, b, \"~/x*y*\", {kind: path}]}}\nenv: {K: secret}\nn: 3",
+        )
+        .unwrap();
+        assert_eq!(
+            echo_at(&v, "app.linux.location[2]").as_deref(),
+            Some("\"~/x*y*\"")
+        );
+        assert_eq!(
+            echo_at(&v, "app.linux.location[3]").as_deref(),
+            Some("{\"kind\":\"path\"}")
+        );
+        assert_eq!(echo_at(&v, "app.linux").as_deref(), None);
+        assert_eq!(echo_at(&v, "env.K"), None);
+        assert_eq!(echo_at(&v, "n").as_deref(), Some("3"));
+        assert_eq!(echo_at(&v, "app.linux.location[9]"), None);
+        assert_eq!(echo_at(&v, ""), None);
+        let long: Value =
+            yaml_serde::from_str(&format!("x: \"a\\nb{}\"", "c".repeat(100))).unwrap();
+        let e = echo_at(&long, "x").unwrap();
+        assert!(e.starts_with("\"a\\nbccc") && e.ends_with("\"…"), "{e}");
+        // 60 characters, `\n` written as two, two quotes and the ellipsis.
+        assert_eq!(e.chars().count(), ECHO_MAX_CHARS + 4, "{e}");
     }
 
     #[test]

@@ -83,7 +83,7 @@ pub(super) fn availability(
 /// The folder a probe is granted: the bundle itself for `presence:
 /// bundle`, else the folder holding the executable (in the evaluated OS
 /// family's path syntax).
-fn grant_folder(def: &AppDef, path: &str, platform: &dyn Platform) -> String {
+pub(crate) fn grant_folder(def: &AppDef, path: &str, platform: &dyn Platform) -> String {
     if def.presence == Presence::Bundle {
         return path.to_string();
     }

@@ -42,6 +42,7 @@ fn file_error(path: &Path, message: String) -> ManifestResult {
             server: None,
             path: String::new(),
             message,
+            value: None,
         }],
         warnings: Vec::new(),
     }
@@ -270,6 +271,7 @@ pub fn read_skills(res: &mut ManifestResult, ctx: &ManifestContext) {
                     server: None,
                     path: format!("skills[{i}]"),
                     message: format!("({}) {msg}", path.display()),
+                    value: None,
                 }),
             },
             other => kept.push(other),
@@ -298,6 +300,7 @@ pub fn load_config_with(path: &Path, ctx: &ManifestContext) -> ServersResult {
             server: None,
             path: String::new(),
             message,
+            value: None,
         }],
         warnings: Vec::new(),
     };
@@ -393,6 +396,7 @@ pub fn load_plugin_json_with(path: &Path, ctx: &ManifestContext) -> ManifestResu
         server: server.map(str::to_string),
         path: p.to_string(),
         message: m,
+        value: None,
     };
 
     // Servers: plugin.json's own mcpServers, else mcp.json beside it.

@@ -89,9 +89,10 @@ impl ManifestContext {
     }
 }
 
-/// A manifest problem. Displays as `<where>: <field path> <what>`, where
-/// `where` names the server when there is one
-/// (`plugin.yaml server 'git': timeout must be a number of seconds`).
+/// A manifest problem. Displays as `<where>: <field path> [(<value>)] <what>`,
+/// where `where` names the server when there is one and the offending value
+/// follows the path when there is one to show
+/// (`plugin.yaml server 'git': timeout ("abc") must be a number of seconds`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ManifestError {
     /// Source label, including `server '<name>'` for a server's errors.
@@ -102,15 +103,20 @@ pub struct ManifestError {
     pub path: String,
     /// What is wrong.
     pub message: String,
+    /// The offending value as shown after the path (quoted, escaped, cut;
+    /// [`crate::declaration::value::echo_at`]), when there is one to show.
+    pub value: Option<String>,
 }
 
 impl ManifestError {
-    fn new(where_: &str, server: Option<&str>, path: &str, message: impl Into<String>) -> Self {
+    /// An error without a value to show (see [`ManifestError::with_values_from`]).
+    pub fn new(where_: &str, server: Option<&str>, path: &str, message: impl Into<String>) -> Self {
         ManifestError {
             where_: where_.to_string(),
             server: server.map(str::to_string),
             path: path.to_string(),
             message: message.into(),
+            value: None,
         }
     }
 
@@ -121,16 +127,31 @@ impl ManifestError {
             server: Some(server.to_string()),
             path: e.path,
             message: e.message,
+            value: e.value,
+        }
+    }
+
+    /// Fills in the offending value of each error that has none from
+    /// `root`, the document its paths are relative to (a server entry, or
+    /// the manifest for errors of no server).
+    pub fn with_values_from<'a>(
+        errors: impl IntoIterator<Item = &'a mut ManifestError>,
+        root: &Value,
+    ) {
+        for e in errors {
+            if e.value.is_none() {
+                e.value = crate::declaration::value::echo_at(root, &e.path);
+            }
         }
     }
 }
 
 impl fmt::Display for ManifestError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.path.is_empty() {
-            write!(f, "{}: {}", self.where_, self.message)
-        } else {
-            write!(f, "{}: {} {}", self.where_, self.path, self.message)
+        match (self.path.is_empty(), &self.value) {
+            (true, _) => write!(f, "{}: {}", self.where_, self.message),
+            (false, Some(v)) => write!(f, "{}: {} ({v}) {}", self.where_, self.path, self.message),
+            (false, None) => write!(f, "{}: {} {}", self.where_, self.path, self.message),
         }
     }
 }
@@ -265,6 +286,7 @@ pub fn manifest_from_value(value: &Value, ctx: &ManifestContext) -> ManifestResu
     out.errors.extend(servers.errors);
     out.warnings.extend(servers.warnings);
     let skills = skills_from_value(m.get("skills"), ctx, &mut out.errors);
+    ManifestError::with_values_from(out.errors.iter_mut().filter(|e| e.server.is_none()), value);
     if let (Some(name), Some(version)) = (name, version) {
         out.manifest = Some(Manifest {
             name,
@@ -643,6 +665,7 @@ pub fn server_from_value(
             if errs.is_empty() {
                 errs.push(err("", "has no usable transport".into()));
             }
+            ManifestError::with_values_from(&mut errs, entry);
             Err(errs)
         }
     }

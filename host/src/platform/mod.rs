@@ -23,7 +23,7 @@ mod simulated;
 
 pub use gpu::{GpuCache, GpuClass, classify_vendor_ids, gpu_class, refresh_gpu_class};
 pub use real::RealPlatform;
-pub use simulated::{SimulatedHost, SimulatedHostError};
+pub use simulated::{SimulatedHost, SimulatedHostBuilder, SimulatedHostError};
 
 use crate::declaration::OsFamily;
 use std::fmt;

@@ -347,41 +347,25 @@ impl SimulatedHost {
         })
     }
 
-    /// Maps a path of the evaluated OS family to a path relative to `root/`
-    /// (`/opt/x` → `opt/x`; win32 `C:\x` → `C/x`, `/` and `\` both
-    /// separators). `None` for relative paths and paths with a `..` segment.
-    fn map(&self, path: &str) -> Option<PathBuf> {
-        let win = self.os == OsFamily::Win32;
-        let (mut rel, rest) = if win {
-            let b = path.as_bytes();
-            if b.len() < 3
-                || !b[0].is_ascii_alphabetic()
-                || b[1] != b':'
-                || !matches!(b[2], b'\\' | b'/')
-            {
-                return None;
-            }
-            let mut rel = String::with_capacity(path.len());
-            rel.push(b[0].to_ascii_uppercase() as char);
-            (rel, &path[3..])
-        } else {
-            let mut rel = String::with_capacity(path.len() + 1);
-            rel.push('.');
-            (rel, path.strip_prefix('/')?)
-        };
-        // Built as one string (a segment at a time, `/`-joined): this runs
-        // for every file-system call.
-        for s in rest.split(|c: char| c == '/' || (win && c == '\\')) {
-            match s {
-                "" | "." => {}
-                ".." => return None,
-                s => {
-                    rel.push('/');
-                    rel.push_str(s);
-                }
-            }
+    /// A simulated host made in code: see [`SimulatedHostBuilder`].
+    pub fn builder(os: OsFamily) -> SimulatedHostBuilder {
+        SimulatedHostBuilder {
+            os,
+            home: None,
+            env: BTreeMap::new(),
+            gpu: None,
+            arch: None,
+            processes: Vec::new(),
+            uninstall: Vec::new(),
+            files: Vec::new(),
+            folders: Vec::new(),
         }
-        Some(PathBuf::from(rel))
+    }
+
+    /// Maps a path of the evaluated OS family to a path relative to `root/`
+    /// ([`map_path`]).
+    fn map(&self, path: &str) -> Option<PathBuf> {
+        map_path(self.os, path)
     }
 
     /// Resolves `path` in `root/`. On win32 a path that does not exist as
@@ -539,6 +523,231 @@ impl SimulatedHost {
             ));
         }
         Ok((file, len))
+    }
+}
+
+/// Maps a path of `os` to a path relative to `root/` (`/opt/x` → `opt/x`;
+/// win32 `C:\x` → `C/x`, `/` and `\` both separators). `None` for relative
+/// paths and paths with a `..` segment.
+fn map_path(os: OsFamily, path: &str) -> Option<PathBuf> {
+    let win = os == OsFamily::Win32;
+    let (mut rel, rest) = if win {
+        let b = path.as_bytes();
+        if b.len() < 3
+            || !b[0].is_ascii_alphabetic()
+            || b[1] != b':'
+            || !matches!(b[2], b'\\' | b'/')
+        {
+            return None;
+        }
+        let mut rel = String::with_capacity(path.len());
+        rel.push(b[0].to_ascii_uppercase() as char);
+        (rel, &path[3..])
+    } else {
+        let mut rel = String::with_capacity(path.len() + 1);
+        rel.push('.');
+        (rel, path.strip_prefix('/')?)
+    };
+    // Built as one string (a segment at a time, `/`-joined): this runs
+    // for every file-system call.
+    for s in rest.split(|c: char| c == '/' || (win && c == '\\')) {
+        match s {
+            "" | "." => {}
+            ".." => return None,
+            s => {
+                rel.push('/');
+                rel.push_str(s);
+            }
+        }
+    }
+    Some(PathBuf::from(rel))
+}
+
+/// A simulated host made in code, for tests (plugin authors' included,
+/// `guest-sdk/README.md`): the facts of `host.yaml` and the files of
+/// `root/`, written into a folder by [`SimulatedHostBuilder::build`] and
+/// loaded from there as [`SimulatedHost::load`] would — the same host a
+/// folder written by hand gives (`docs/declarations.md`).
+///
+/// Paths are paths of the host's OS family (`C:\Program Files\X\x.exe`
+/// for win32, `/opt/x/bin/x` otherwise). The version fixtures come from
+/// [`crate::fixtures`].
+///
+/// ```no_run
+/// use wasmgate::declaration::OsFamily;
+/// use wasmgate::platform::SimulatedHost;
+/// let dir = std::env::temp_dir().join("my-sim-host");
+/// let host = SimulatedHost::builder(OsFamily::Win32)
+///     .env("ProgramFiles", r"C:\Program Files")
+///     .file(r"C:\Program Files\Vendor\vendor.exe", wasmgate::fixtures::pe_with_version("2.4.0.0"))
+///     .build(&dir)
+///     .unwrap();
+/// ```
+#[derive(Debug, Clone)]
+pub struct SimulatedHostBuilder {
+    os: OsFamily,
+    home: Option<String>,
+    env: BTreeMap<String, String>,
+    gpu: Option<GpuClass>,
+    arch: Option<String>,
+    processes: Vec<u32>,
+    uninstall: Vec<[Option<String>; 4]>,
+    files: Vec<(String, Vec<u8>, bool)>,
+    folders: Vec<String>,
+}
+
+impl SimulatedHostBuilder {
+    /// The home folder (`~`); without it the host uses `HOME`
+    /// (`USERPROFILE` on win32) of its environment.
+    pub fn home(mut self, path: impl Into<String>) -> Self {
+        self.home = Some(path.into());
+        self
+    }
+
+    /// An environment variable of the simulated machine.
+    pub fn env(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.env.insert(name.into(), value.into());
+        self
+    }
+
+    /// The machine's GPU class (`gpu_class()`).
+    pub fn gpu(mut self, class: GpuClass) -> Self {
+        self.gpu = Some(class);
+        self
+    }
+
+    /// darwin only: `arm64` or `x86_64`.
+    pub fn arch(mut self, arch: impl Into<String>) -> Self {
+        self.arch = Some(arch.into());
+        self
+    }
+
+    /// A running process id (liveness `pid_key` checks).
+    pub fn process(mut self, pid: u32) -> Self {
+        self.processes.push(pid);
+        self
+    }
+
+    /// win32 only: an uninstall entry under HKLM (64-bit view), keyed by
+    /// its display name, with its `DisplayVersion` and `InstallLocation`.
+    pub fn uninstall_entry(
+        mut self,
+        display_name: impl Into<String>,
+        display_version: Option<&str>,
+        install_location: Option<&str>,
+    ) -> Self {
+        let name = display_name.into();
+        self.uninstall.push([
+            Some(name.clone()),
+            Some(name),
+            display_version.map(str::to_string),
+            install_location.map(str::to_string),
+        ]);
+        self
+    }
+
+    /// A regular file with `content` (mode 0644 on Unix).
+    pub fn file(mut self, path: impl Into<String>, content: impl Into<Vec<u8>>) -> Self {
+        self.files.push((path.into(), content.into(), false));
+        self
+    }
+
+    /// An executable file (a tiny shell script, mode 0755 on Unix).
+    pub fn executable(mut self, path: impl Into<String>) -> Self {
+        self.files
+            .push((path.into(), b"#!/bin/sh\nexit 0\n".to_vec(), true));
+        self
+    }
+
+    /// An (empty) folder.
+    pub fn folder(mut self, path: impl Into<String>) -> Self {
+        self.folders.push(path.into());
+        self
+    }
+
+    /// Writes `dir/host.yaml` and `dir/root/…` (`dir` is made when missing;
+    /// files already there stay unless overwritten) and loads the host.
+    ///
+    /// # Errors
+    /// A path that is not an absolute path of the OS family (or has `..`),
+    /// a file that cannot be written, or what [`SimulatedHost::load`]
+    /// refuses (`arch` off darwin, an uninstall entry off win32).
+    pub fn build(self, dir: &Path) -> Result<SimulatedHost, SimulatedHostError> {
+        use yaml_serde::{Mapping, Value};
+        let io_err = |p: &Path, e: io::Error| SimulatedHostError(format!("{}: {e}", p.display()));
+        let root = dir.join("root");
+        fs::create_dir_all(&root).map_err(|e| io_err(&root, e))?;
+        let place = |p: &str| {
+            map_path(self.os, p)
+                .map(|rel| root.join(rel))
+                .ok_or_else(|| {
+                    SimulatedHostError(format!(
+                        "{p:?} is not an absolute {} path without '..'",
+                        self.os.as_str()
+                    ))
+                })
+        };
+        for f in &self.folders {
+            let at = place(f)?;
+            fs::create_dir_all(&at).map_err(|e| io_err(&at, e))?;
+        }
+        for (p, content, exec) in &self.files {
+            let at = place(p)?;
+            if let Some(parent) = at.parent() {
+                fs::create_dir_all(parent).map_err(|e| io_err(parent, e))?;
+            }
+            fs::write(&at, content).map_err(|e| io_err(&at, e))?;
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                let mode = if *exec { 0o755 } else { 0o644 };
+                fs::set_permissions(&at, fs::Permissions::from_mode(mode))
+                    .map_err(|e| io_err(&at, e))?;
+            }
+            #[cfg(not(unix))]
+            let _ = exec;
+        }
+        let s = |t: &str| Value::String(t.to_string());
+        let mut y = Mapping::new();
+        y.insert(s("os"), s(self.os.as_str()));
+        if let Some(h) = &self.home {
+            y.insert(s("home"), s(h));
+        }
+        if !self.env.is_empty() {
+            let env: Mapping = self.env.iter().map(|(k, v)| (s(k), s(v))).collect();
+            y.insert(s("env"), Value::Mapping(env));
+        }
+        if let Some(g) = self.gpu {
+            y.insert(s("gpu"), s(g.as_str()));
+        }
+        if let Some(a) = &self.arch {
+            y.insert(s("arch"), s(a));
+        }
+        if !self.processes.is_empty() {
+            let pids = self.processes.iter().map(|p| Value::Number((*p).into()));
+            y.insert(s("processes"), Value::Sequence(pids.collect()));
+        }
+        if !self.uninstall.is_empty() {
+            let keys = ["key", "DisplayName", "DisplayVersion", "InstallLocation"];
+            let entries = self.uninstall.iter().map(|e| {
+                let mut m = Mapping::new();
+                m.insert(s("hive"), s("HKLM"));
+                for (k, v) in keys.iter().zip(e) {
+                    if let Some(v) = v {
+                        m.insert(s(k), s(v));
+                    }
+                }
+                Value::Mapping(m)
+            });
+            let mut reg = Mapping::new();
+            reg.insert(s("uninstall"), Value::Sequence(entries.collect()));
+            y.insert(s("registry"), Value::Mapping(reg));
+        }
+        let text = yaml_serde::to_string(&Value::Mapping(y))
+            .map_err(|e| SimulatedHostError(format!("host.yaml: {e}")))?;
+        let file = dir.join("host.yaml");
+        fs::write(&file, text).map_err(|e| io_err(&file, e))?;
+        SimulatedHost::load(dir)
     }
 }
 

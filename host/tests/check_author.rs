@@ -1,0 +1,255 @@
+//! `wasmgate check` as a plugin author meets it (`docs/skills.md`): skills'
+//! front matter (an error when invalid; warnings for a missing key, a name
+//! that differs from the one the plugin gives, a `requires_apps` name no
+//! declared server carries), the `${PLUGIN_DIR}` commands a plugin ships
+//! (must exist and be executable), the offending value after each error's
+//! field path, and `--json` printing one document for valid and invalid
+//! input alike. Real binary, real files.
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn check(dir: &Path, extra: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_wasmgate"))
+        .current_dir(dir)
+        .env_remove("WASMGATE_PLUGINS")
+        .env_remove("WASMGATE_CONFIG")
+        .env("WASMGATE_CACHE", "")
+        .env("HOME", dir)
+        .env("XDG_CONFIG_HOME", dir.join("xdg"))
+        .arg("check")
+        .args(extra)
+        .output()
+        .expect("wasmgate runs")
+}
+
+fn json(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "check --json printed no JSON ({e}): {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+fn write(dir: &Path, rel: &str, text: &str) {
+    let p = dir.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+#[cfg(unix)]
+fn chmod(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+const PLUGIN: &str = "name: p\nversion: '1'\nmcp_servers:\n  tool:\n    command: \"${PLUGIN_DIR}/tool-mcp\"\n    requires: {gpu: nvidia}\nskills:\n  - skills/tool/SKILL.md\n";
+
+#[cfg(unix)]
+#[test]
+fn a_valid_plugin_with_its_server_and_a_complete_skill_has_no_warning() {
+    let t = tempfile::tempdir().unwrap();
+    write(t.path(), "p/plugin.yaml", PLUGIN);
+    write(t.path(), "p/tool-mcp", "#!/bin/sh\n");
+    chmod(&t.path().join("p/tool-mcp"), 0o755);
+    write(
+        t.path(),
+        "p/skills/tool/SKILL.md",
+        "---\nname: tool\ndescription: Use the tool.\nrequires_apps: [tool]\n---\n# Tool\n",
+    );
+    let out = check(t.path(), &["--json", "p"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc = json(&out);
+    assert_eq!(doc["valid"], true, "{doc:#}");
+    assert_eq!(doc["errors"], serde_json::json!([]), "{doc:#}");
+    assert_eq!(doc["warnings"], serde_json::json!([]), "{doc:#}");
+    assert_eq!(doc["manifest"]["name"], "p", "{doc:#}");
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // The text form prints the manifest as YAML, no warning either.
+    let out = check(t.path(), &["p"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("name: p"));
+}
+
+#[cfg(unix)]
+#[test]
+fn a_missing_or_non_executable_shipped_command_is_an_error_with_its_value() {
+    let t = tempfile::tempdir().unwrap();
+    write(t.path(), "p/plugin.yaml", PLUGIN);
+    write(
+        t.path(),
+        "p/skills/tool/SKILL.md",
+        "---\nname: tool\ndescription: d\n---\n",
+    );
+    let out = check(t.path(), &["--json", "p"]);
+    assert_eq!(out.status.code(), Some(1));
+    let doc = json(&out);
+    assert_eq!(doc["valid"], false, "{doc:#}");
+    assert_eq!(doc["manifest"], Value::Null, "{doc:#}");
+    let e = &doc["errors"][0];
+    assert_eq!(e["where"], "p/plugin.yaml server 'tool'", "{doc:#}");
+    assert_eq!(e["path"], "command", "{doc:#}");
+    assert_eq!(e["value"], "\"${PLUGIN_DIR}/tool-mcp\"", "{doc:#}");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("tool-mcp does not exist"),
+        "{doc:#}"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("p/plugin.yaml server 'tool': command (\"${PLUGIN_DIR}/tool-mcp\") names a file the plugin ships"),
+        "{stderr}"
+    );
+
+    write(t.path(), "p/tool-mcp", "#!/bin/sh\n");
+    chmod(&t.path().join("p/tool-mcp"), 0o644);
+    let doc = json(&check(t.path(), &["--json", "p"]));
+    let msg = doc["errors"][0]["message"].as_str().unwrap();
+    assert!(msg.contains("is not executable"), "{doc:#}");
+
+    std::fs::remove_file(t.path().join("p/tool-mcp")).unwrap();
+    std::fs::create_dir(t.path().join("p/tool-mcp")).unwrap();
+    let doc = json(&check(t.path(), &["--json", "p"]));
+    let msg = doc["errors"][0]["message"].as_str().unwrap();
+    assert!(msg.contains("not a regular file"), "{doc:#}");
+}
+
+#[test]
+fn skill_problems_are_warnings_and_bad_front_matter_an_error() {
+    let t = tempfile::tempdir().unwrap();
+    write(
+        t.path(),
+        "p/plugin.yaml",
+        "name: p\nversion: '1'\nmcp_servers:\n  tool: {command: x, requires: {gpu: nvidia}}\n  bare: {command: x}\nskills:\n  - skills/a/SKILL.md\n  - skills/b/SKILL.md\n  - skills/c/SKILL.md\n",
+    );
+    // a: another name, an unknown and an undeclared server, a typo'd key.
+    write(
+        t.path(),
+        "p/skills/a/SKILL.md",
+        "---\nname: alpha\ndescription: d\nrequires_apps: [tool, nope, bare]\nrequire_app: x\n---\n",
+    );
+    // b: no front matter at all.
+    write(t.path(), "p/skills/b/SKILL.md", "# Just text\n");
+    // c: requires_apps of the wrong type.
+    write(
+        t.path(),
+        "p/skills/c/SKILL.md",
+        "---\nname: c\nrequires_apps: {x: 1}\n---\n",
+    );
+    let out = check(t.path(), &["--json", "p"]);
+    assert_eq!(out.status.code(), Some(1));
+    let doc = json(&out);
+    let warnings: Vec<&str> = doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    let has = |needle: &str| {
+        assert!(
+            warnings.iter().any(|w| w.contains(needle)),
+            "no warning with {needle:?}: {warnings:#?}"
+        )
+    };
+    has(
+        "skills[0] 'a': front matter name 'alpha' differs from the name the plugin gives ('a'); 'a' is used",
+    );
+    has(
+        "skills[0] 'a': requires_apps names 'nope', which is not a server of this plugin or the config file",
+    );
+    has("skills[0] 'a': requires_apps names 'bare', a server without a declaration");
+    has(
+        "skills[0] 'a': front matter key 'require_app' is not read by wasmgate; did you mean 'requires_apps'?",
+    );
+    has("skills[1] 'b': SKILL.md has no front matter");
+    assert!(
+        !warnings.iter().any(|w| w.contains("'tool'")),
+        "{warnings:#?}"
+    );
+    assert_eq!(doc["errors"].as_array().unwrap().len(), 1, "{doc:#}");
+    assert_eq!(doc["errors"][0]["path"], "skills[2]", "{doc:#}");
+    assert!(
+        doc["errors"][0]["message"].as_str().unwrap().contains(
+            "skill 'c': SKILL.md front matter: requires_apps must be a name or a list of names"
+        ),
+        "{doc:#}"
+    );
+
+    // A server of the config file (with a declaration) is a known name.
+    write(
+        t.path(),
+        "config.yaml",
+        "mcp_servers:\n  nope: {command: y, requires: {gpu: nvidia}}\n",
+    );
+    let doc = json(&check(
+        t.path(),
+        &["--json", "--config", "config.yaml", "p"],
+    ));
+    let text = doc["warnings"].to_string();
+    assert!(!text.contains("'nope'"), "{doc:#}");
+    assert!(text.contains("'bare'"), "{doc:#}");
+}
+
+#[test]
+fn every_error_shows_its_value_and_json_is_printed_for_invalid_input() {
+    let t = tempfile::tempdir().unwrap();
+    write(
+        t.path(),
+        "p/plugin.yaml",
+        "name: p\nversion: '1'\nmcp_servers:\n  s:\n    command: x\n    timeout: soon\n    env: {TOKEN: [1]}\n    app:\n      linux:\n        presence: executable\n        location: [/usr/bin/a, /usr/bin/b, \"~/x/../y\\u0007\"]\n    requires: {app: true}\n",
+    );
+    let out = check(t.path(), &["--json", "p/plugin.yaml"]);
+    assert_eq!(out.status.code(), Some(1));
+    let doc = json(&out);
+    let errors = doc["errors"].as_array().unwrap();
+    let by_path = |p: &str| {
+        errors
+            .iter()
+            .find(|e| e["path"] == p)
+            .unwrap_or_else(|| panic!("no error at {p}: {doc:#}"))
+    };
+    assert_eq!(by_path("timeout")["value"], "\"soon\"");
+    // env values are never echoed (secrets).
+    assert_eq!(by_path("env.TOKEN")["value"], Value::Null);
+    let loc = by_path("app.linux.location[2]");
+    assert_eq!(loc["value"], "\"~/x/../y\\u{7}\"", "{doc:#}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("p/plugin.yaml server 's': app.linux.location[2] (\"~/x/../y\\u{7}\") "),
+        "{stderr}"
+    );
+    assert!(stderr.contains("timeout (\"soon\") must be"), "{stderr}");
+
+    // Input that is no manifest at all, a missing file and a usage error:
+    // still one JSON document.
+    write(t.path(), "q/plugin.yaml", "name: [\n");
+    for (args, code) in [
+        (vec!["--json", "q/plugin.yaml"], 1),
+        (vec!["--json", "none.yaml"], 2),
+        (vec!["--json", "q"], 1),
+    ] {
+        let out = check(t.path(), &args);
+        assert_eq!(out.status.code(), Some(code), "{args:?}");
+        let doc = json(&out);
+        assert_eq!(doc["valid"], false, "{args:?}: {doc:#}");
+        assert!(
+            !doc["errors"].as_array().unwrap().is_empty(),
+            "{args:?}: {doc:#}"
+        );
+    }
+}
