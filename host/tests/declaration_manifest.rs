@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use wasmgate::cli::check::{EXIT_INVALID, EXIT_USAGE, EXIT_VALID, report, run_check};
 use wasmgate::declaration::{OsFamily, Registry, VersionKind};
+use wasmgate::manifest::load::{MAX_MANIFEST_BYTES, MAX_SKILL_BYTES};
 use wasmgate::manifest::{
     ManifestContext, ManifestResult, SamplingLogLevel, SkillSource, Transport, load_config,
     load_plugin_json, load_plugin_yaml, manifest_from_value, merge_servers,
@@ -830,6 +831,100 @@ fn skills_are_read_from_files_bounded() {
     let skills = r.manifest.unwrap().skills;
     assert_eq!(skills.len(), 1);
     assert!(matches!(&skills[0], SkillSource::Loaded { markdown, .. } if markdown.contains("# A")));
+
+    // The bound: a SKILL.md of exactly MAX_SKILL_BYTES is read whole, one
+    // byte more is refused by size (and the other skill stays).
+    let skill = |bytes: u64| {
+        let head = "---\nname: big\n---\n";
+        format!("{head}{}", "x".repeat(bytes as usize - head.len()))
+    };
+    write(dir.path(), "skills/cap/SKILL.md", &skill(MAX_SKILL_BYTES));
+    write(
+        dir.path(),
+        "skills/over/SKILL.md",
+        &skill(MAX_SKILL_BYTES + 1),
+    );
+    let p = write(
+        dir.path(),
+        "plugin.yaml",
+        "name: p\nversion: '1'\nskills: [skills/cap/SKILL.md, skills/over/SKILL.md]\n",
+    );
+    let r = load_plugin_yaml(&p);
+    assert_eq!(r.errors.len(), 1, "{:?}", errors(&r));
+    let e = r.errors[0].to_string();
+    assert!(e.contains("skills[1]"), "{e}");
+    assert!(
+        e.contains(&format!("is larger than {MAX_SKILL_BYTES} bytes")),
+        "{e}"
+    );
+    let skills = r.manifest.unwrap().skills;
+    assert_eq!(skills.len(), 1);
+    match &skills[0] {
+        SkillSource::Loaded { markdown, .. } => {
+            assert_eq!(markdown.len() as u64, MAX_SKILL_BYTES)
+        }
+        other => panic!("the skill at the cap was not read: {other:?}"),
+    }
+}
+
+#[test]
+fn manifest_and_config_files_are_read_up_to_their_bound() {
+    // A valid file padded with a comment to `bytes` bytes.
+    let padded = |body: &str, bytes: u64| {
+        let pad = bytes as usize - body.len() - 2;
+        format!("{body}#{}\n", "x".repeat(pad))
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = "name: p\nversion: '1'\n";
+    let at_cap = write(
+        dir.path(),
+        "cap/plugin.yaml",
+        &padded(manifest, MAX_MANIFEST_BYTES),
+    );
+    assert_eq!(
+        std::fs::metadata(&at_cap).unwrap().len(),
+        MAX_MANIFEST_BYTES
+    );
+    let r = load_plugin_yaml(&at_cap);
+    assert!(r.errors.is_empty(), "{:?}", errors(&r));
+    assert_eq!(r.manifest.unwrap().name, "p");
+
+    let over = write(
+        dir.path(),
+        "over/plugin.yaml",
+        &padded(manifest, MAX_MANIFEST_BYTES + 1),
+    );
+    let r = load_plugin_yaml(&over);
+    assert!(r.manifest.is_none());
+    assert_eq!(r.errors.len(), 1, "{:?}", errors(&r));
+    assert!(
+        r.errors[0]
+            .to_string()
+            .contains(&format!("is larger than {MAX_MANIFEST_BYTES} bytes")),
+        "{:?}",
+        errors(&r)
+    );
+
+    // A config file has the same bound.
+    let config = "mcp_servers:\n  s: {command: x}\n";
+    let at_cap = write(dir.path(), "cap.yaml", &padded(config, MAX_MANIFEST_BYTES));
+    let r = load_config(&at_cap);
+    assert!(r.errors.is_empty(), "{:?}", r.errors);
+    assert_eq!(r.servers.len(), 1);
+    let over = write(
+        dir.path(),
+        "over.yaml",
+        &padded(config, MAX_MANIFEST_BYTES + 1),
+    );
+    let r = load_config(&over);
+    assert!(r.servers.is_empty());
+    assert!(
+        r.errors[0]
+            .message
+            .contains(&format!("is larger than {MAX_MANIFEST_BYTES} bytes")),
+        "{:?}",
+        r.errors
+    );
 }
 
 #[test]

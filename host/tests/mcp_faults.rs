@@ -7,6 +7,7 @@
 mod common;
 use common::git_server_bin;
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::time::Duration;
 
 use wasmgate::manifest::server::{ServerSpec, Transport};
@@ -128,32 +129,102 @@ async fn server_exiting_at_start_reports_status_and_stderr() {
     assert!(e.contains("wrote nothing to stderr"), "{e}");
 }
 
+/// `command args…` behind a wrapper that appends a line to `starts` each
+/// time it is started, so the file's line count is the number of spawns.
+fn counted(name: &str, starts: &Path, command: &str, args: &[&str]) -> ServerSpec {
+    let mut all = vec![
+        "-c",
+        "echo start >> \"$0\"; exec \"$@\"",
+        starts.to_str().unwrap(),
+        command,
+    ];
+    all.extend_from_slice(args);
+    stdio(name, "sh", &all)
+}
+
+fn spawns(starts: &Path) -> usize {
+    std::fs::read_to_string(starts)
+        .unwrap_or_default()
+        .lines()
+        .count()
+}
+
+/// A temp repository on branch `main` with one commit.
+fn temp_repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for args in [
+        &["init", "-q", "-b", "main"][..],
+        &["commit", "-q", "--allow-empty", "-m", "first"][..],
+    ] {
+        let out = std::process::Command::new("git")
+            .arg("-C")
+            .arg(dir.path())
+            .args(args)
+            .env("GIT_AUTHOR_NAME", "T")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "T")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .output()
+            .expect("git runs");
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    }
+    dir
+}
+
+/// A successful `branch` call on a repository on `main`.
+async fn assert_branch_works(client: &McpClient, tool: &str, repo: &Path) {
+    let r = client
+        .call(tool, serde_json::json!({"path": repo.to_str().unwrap()}))
+        .await
+        .unwrap();
+    assert!(!r.is_error, "{tool}: {}", r.text());
+    assert!(r.text().contains("main"), "{tool}: {}", r.text());
+}
+
 #[tokio::test]
 async fn hanging_server_times_out_while_the_healthy_one_connects() {
-    let mut hang = stdio("hang", "sleep", &["100"]);
-    hang.connect_timeout = Duration::from_millis(800);
-    let git = stdio("git", git_server_bin().to_str().unwrap(), &[]);
+    let repo = temp_repo();
+    let tmp = tempfile::tempdir().unwrap();
+    let (hang_starts, git_starts) = (tmp.path().join("hang"), tmp.path().join("git"));
+    let git_bin = git_server_bin();
+    let specs = |hang_timeout: Duration| {
+        let mut hang = counted("hang", &hang_starts, "sleep", &["100"]);
+        hang.connect_timeout = hang_timeout;
+        let git = counted("git", &git_starts, git_bin.to_str().unwrap(), &[]);
+        [hang, git]
+    };
     let client = McpClient::new();
-    let report = client.connect_all(&[hang, git], |_| true).await;
+    let report = client
+        .connect_all(&specs(Duration::from_millis(800)), |_| true)
+        .await;
     assert_eq!(report.connected, vec!["git"]);
     assert_eq!(report.failed.len(), 1);
     let e = error_of(&client, "hang");
     assert!(e.contains("timed out after 0.8 s"), "{e}");
     assert!(e.contains("raise `connect_timeout`"), "{e}");
     // The healthy server serves calls.
-    let r = client
-        .call("mcp_git_branch", serde_json::json!({}))
-        .await
-        .unwrap();
-    assert!(!r.text().is_empty());
-    // A later pass retries the failed one only.
+    assert_branch_works(&client, "mcp_git_branch", repo.path()).await;
+    assert_eq!(spawns(&git_starts), 1);
+    let hang_before = spawns(&hang_starts);
+    assert!(hang_before >= 1);
+
+    // A later pass retries the failed one only: the hanging server is
+    // spawned again, the connected one is not.
     let pid = client.status()[1].pid;
-    let mut hang = stdio("hang", "sleep", &["100"]);
-    hang.connect_timeout = Duration::from_millis(300);
-    let git = stdio("git", git_server_bin().to_str().unwrap(), &[]);
-    let report = client.connect_all(&[hang, git], |_| true).await;
+    let report = client
+        .connect_all(&specs(Duration::from_millis(300)), |_| true)
+        .await;
     assert_eq!(report.already_connected, vec!["git"]);
     assert_eq!(report.failed.len(), 1);
+    assert!(
+        spawns(&hang_starts) > hang_before,
+        "the failed server was not retried"
+    );
+    assert_eq!(
+        spawns(&git_starts),
+        1,
+        "the connected server was spawned again"
+    );
     assert_eq!(client.status()[1].pid, pid);
     client.shutdown().await;
 }
@@ -295,11 +366,14 @@ async fn a_call_that_hangs_times_out_and_the_session_stays_usable() {
         tokio::spawn(async move { c1.call("mcp_slowgit_status", serde_json::json!({})).await });
     let slow2 =
         tokio::spawn(async move { c2.call("mcp_slowgit_status", serde_json::json!({})).await });
+    let repo = temp_repo();
+    let on_repo = serde_json::json!({"path": repo.path().to_str().unwrap()});
     let fast = client
-        .call("mcp_slowgit_branch", serde_json::json!({}))
+        .call("mcp_slowgit_branch", on_repo.clone())
         .await
         .unwrap();
-    assert!(!fast.text().is_empty());
+    assert!(!fast.is_error, "{}", fast.text());
+    assert!(fast.text().contains("main"), "{}", fast.text());
     for slow in [slow1, slow2] {
         match slow.await.unwrap() {
             Err(wasmgate::mcp::CallError::Timeout { seconds, tool, .. }) => {
@@ -317,10 +391,8 @@ async fn a_call_that_hangs_times_out_and_the_session_stays_usable() {
     assert!(e.to_string().contains("raise `timeout`"));
     // Still connected and serving.
     assert_eq!(client.status()[0].state, ConnectionState::Connected);
-    let again = client
-        .call("mcp_slowgit_branch", serde_json::json!({}))
-        .await
-        .unwrap();
+    let again = client.call("mcp_slowgit_branch", on_repo).await.unwrap();
+    assert!(!again.is_error, "{}", again.text());
     assert_eq!(again.text(), fast.text());
     client.shutdown().await;
 }
@@ -434,11 +506,8 @@ async fn a_server_that_dies_mid_call_fails_the_call_not_the_host() {
     assert_eq!(st.tool_count, 0);
     assert!(client.tool("mcp_dyinggit_branch").is_none());
     // The other server keeps working.
-    let r = client
-        .call("mcp_git_branch", serde_json::json!({}))
-        .await
-        .unwrap();
-    assert!(!r.text().is_empty());
+    let repo = temp_repo();
+    assert_branch_works(&client, "mcp_git_branch", repo.path()).await;
     client.shutdown().await;
 }
 

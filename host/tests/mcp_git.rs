@@ -278,12 +278,40 @@ async fn not_offerable_and_disabled_servers_are_never_spawned() {
     client.shutdown().await;
 }
 
+/// The git server started in `dir`, so a tool called without `path`
+/// answers about that repository.
+fn git_spec_in(name: &str, dir: &Path) -> ServerSpec {
+    let bin = git_server_bin();
+    spec(
+        name,
+        "sh",
+        &[
+            "-c",
+            "cd \"$1\" && exec \"$2\"",
+            "sh",
+            dir.to_str().unwrap(),
+            bin.to_str().unwrap(),
+        ],
+    )
+}
+
 #[tokio::test]
 async fn colliding_names_keep_the_first_configured_server() {
-    // "git-x" and "git_x" both want mcp_git_x_status.
+    // "git-x" and "git_x" both want mcp_git_x_status. Each runs in its own
+    // repository (branches `first` and `second`), so a call shows which
+    // server answered.
+    let (a, b) = (temp_repo(), temp_repo());
+    run(a.path(), &["checkout", "-q", "-b", "first"]);
+    run(b.path(), &["checkout", "-q", "-b", "second"]);
     let client = McpClient::new();
     client
-        .connect_all(&[git_spec("git-x"), git_spec("git_x")], |_| true)
+        .connect_all(
+            &[
+                git_spec_in("git-x", a.path()),
+                git_spec_in("git_x", b.path()),
+            ],
+            |_| true,
+        )
         .await;
     let first = client
         .tool("mcp_git_x_status")
@@ -300,33 +328,86 @@ async fn colliding_names_keep_the_first_configured_server() {
     assert_eq!(status[1].collisions.len(), 5);
     assert_eq!(status[1].collisions[0].kept_by, "git-x");
 
-    // The hashed tool really dispatches to its own server.
+    // The hashed tool really dispatches to its own server, the plain one
+    // to the first.
     let r = client.call(&hashed, serde_json::json!({})).await.unwrap();
-    assert!(!r.text().is_empty());
+    assert!(!r.is_error, "{}", r.text());
+    assert!(r.text().contains("## second"), "{}", r.text());
+    let r = client
+        .call("mcp_git_x_status", serde_json::json!({}))
+        .await
+        .unwrap();
+    assert!(!r.is_error, "{}", r.text());
+    assert!(r.text().contains("## first"), "{}", r.text());
     client.shutdown().await;
+}
+
+/// The git server behind a wrapper that refuses to start (exit 1) while
+/// `block` exists.
+fn blockable_git_spec(name: &str, block: &Path) -> ServerSpec {
+    let bin = git_server_bin();
+    spec(
+        name,
+        "sh",
+        &[
+            "-c",
+            "if [ -e \"$1\" ]; then echo blocked >&2; exit 1; fi; exec \"$2\"",
+            "sh",
+            block.to_str().unwrap(),
+            bin.to_str().unwrap(),
+        ],
+    )
 }
 
 #[tokio::test]
 async fn a_killed_server_is_failed_then_reconnected() {
+    let repo = temp_repo();
+    let tmp = tempfile::tempdir().unwrap();
+    let block = tmp.path().join("block");
     let client = McpClient::with_options(ClientOptions {
         reconnect: ReconnectPolicy {
             attempts: 3,
             initial_delay: Duration::from_millis(20),
             max_delay: Duration::from_millis(100),
-            probe_interval: None,
+            // After the tries, probes keep reconnecting once unblocked.
+            probe_interval: Some(Duration::from_millis(100)),
             first_connect_retries: 0,
         },
         ..Default::default()
     });
-    client.connect_all(&[git_spec("git")], |_| true).await;
+    let report = client
+        .connect_all(&[blockable_git_spec("git", &block)], |_| true)
+        .await;
+    assert_eq!(report.connected, vec!["git"], "{report:?}");
     let pid = client.status()[0].pid.unwrap();
+
+    // While the server cannot start again, the lost session is `failed`,
+    // its tools are hidden, and the error says a reconnect was refused.
+    std::fs::write(&block, "").unwrap();
     let killed = Command::new("kill")
         .arg("-9")
         .arg(pid.to_string())
         .status()
         .unwrap();
     assert!(killed.success());
+    wait_until(
+        || {
+            let s = &client.status()[0];
+            s.state == ConnectionState::Failed
+                && s.last_error
+                    .as_deref()
+                    .is_some_and(|e| e.contains("failed to connect") && e.contains("blocked"))
+        },
+        "the killed server to be failed with a refused reconnect",
+    )
+    .await;
+    assert!(
+        client.tools().is_empty(),
+        "a failed server's tools are offered"
+    );
+    assert_eq!(client.status()[0].tool_count, 0);
 
+    std::fs::remove_file(&block).unwrap();
     wait_until(
         || {
             let s = &client.status()[0];
@@ -337,10 +418,14 @@ async fn a_killed_server_is_failed_then_reconnected() {
     .await;
     assert_eq!(client.tools().len(), 5);
     let r = client
-        .call("mcp_git_branch", serde_json::json!({}))
+        .call(
+            "mcp_git_branch",
+            serde_json::json!({"path": repo.path().to_str().unwrap()}),
+        )
         .await
         .unwrap();
-    assert!(!r.is_error || r.text().contains("not a git repository"));
+    assert!(!r.is_error, "{}", r.text());
+    assert!(r.text().contains("main"), "{}", r.text());
     client.shutdown().await;
 }
 

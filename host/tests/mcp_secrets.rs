@@ -66,8 +66,25 @@ async fn no_secret_reaches_logs_status_or_errors() {
     let client = McpClient::new();
     let report = client.connect_all(&[leaky, remote], |_| true).await;
     assert_eq!(report.failed.len(), 2, "{report:?}");
-    // Let the stderr readers finish.
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Wait for the stderr reader to reach EOF: every line it logs comes
+    // before its "stderr closed" (bounded: 300 × 20 ms).
+    let mut closed = false;
+    for _ in 0..300 {
+        if sink
+            .text()
+            .lines()
+            .any(|l| l.contains("stderr closed") && l.contains("server=leaky"))
+        {
+            closed = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        closed,
+        "the stderr reader of 'leaky' never ended: {}",
+        sink.text()
+    );
 
     let status = serde_json::to_string(&client.status()).unwrap();
     let report = serde_json::to_string(&report).unwrap();

@@ -288,18 +288,30 @@ fn initialize_probe_against_a_real_loopback_server() {
 
 #[test]
 fn a_silent_server_times_out_as_absent() {
+    // The stub accepts and then says nothing, holding the connection open
+    // for 30 s (or until the test is done): only the probe's own deadline
+    // can end the probe, so EOF cannot make it pass.
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
+    let (done, done_rx) = mpsc::channel::<()>();
     let hold = std::thread::spawn(move || {
         let (s, _) = listener.accept().unwrap();
-        std::thread::sleep(Duration::from_millis(800));
+        let _ = done_rx.recv_timeout(Duration::from_secs(30));
         drop(s);
     });
     let body = format!(r#"{{"pid": 4242, "http": "http://127.0.0.1:{port}"}}"#);
     let e = eval(body.as_bytes(), "/mcp").endpoint.unwrap();
-    assert_eq!(
-        probe_initialize(&e, Duration::from_millis(200)),
-        Check::Absent
-    );
+    let deadline = Duration::from_millis(200);
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(probe_initialize(&e, deadline));
+    });
+    // A bound around the call, not a speed target: a probe that ignored its
+    // deadline would wait for the stub's 30 s.
+    let got = rx
+        .recv_timeout(deadline + Duration::from_secs(5))
+        .expect("the probe ignored its 200 ms deadline against a silent server");
+    assert_eq!(got, Check::Absent);
+    done.send(()).unwrap();
     hold.join().unwrap();
 }

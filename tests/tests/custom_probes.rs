@@ -144,10 +144,35 @@ fn an_old_version_file_is_version_too_old() {
 #[test]
 fn no_install_folder_is_missing_app_and_no_probe_runs() {
     let tmp = tempfile::tempdir().unwrap();
-    let plugins = plugin_folder(tmp.path(), &[versionfile()]);
+    let plugins = plugin_folder(tmp.path(), &[hostile_plugin("probe"), versionfile()]);
     let missing = tmp.path().join("nothing-here");
-    let (st, _) = status(&plugins, &[("VERSIONFILE_HOME", &missing)]);
+    // The probe plugin's `panic-probe` looks for `$WASMGATE_PROBE_APP/vendor`
+    // and its probe always panics, which the host logs: a trace of any run.
+    // The folder exists with a VERSION (a probe could be lent it), but the
+    // executable does not: the application is not found.
+    let vendor = tmp.path().join("vendor");
+    std::fs::create_dir_all(&vendor).unwrap();
+    std::fs::write(vendor.join("VERSION"), "9.9\n").unwrap();
+    let (st, stderr) = status(
+        &plugins,
+        &[
+            ("VERSIONFILE_HOME", &missing),
+            ("WASMGATE_PROBE_APP", &vendor),
+        ],
+    );
     assert_eq!(availability(&st, "versionfile")["state"], "missing_app");
+    let a = availability(&st, "panic-probe");
+    assert_eq!(a["state"], "missing_app", "{a}");
+    assert_eq!(a["version"], Value::Null, "{a}");
+    assert!(
+        !stderr.contains("probe-version()") && !stderr.contains("this probe always panics"),
+        "a probe ran for an application that was not found:\n{stderr}"
+    );
+    // The same plugin does leave the trace once its application is found
+    // (the trace is not just missing from the log).
+    let found = install(&tmp.path().join("found"), "vendor", &[("VERSION", "9.9\n")]);
+    let (_, stderr) = status(&plugins, &[("WASMGATE_PROBE_APP", &found)]);
+    assert!(stderr.contains("this probe always panics"), "{stderr}");
 }
 
 #[test]

@@ -58,6 +58,28 @@ fn starts(logs: &Path, name: &str) -> Vec<u32> {
         .collect()
 }
 
+/// A temp repository with one commit, "the only commit".
+fn temp_repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for args in [
+        &["init", "-q", "-b", "main"][..],
+        &["commit", "-q", "--allow-empty", "-m", "the only commit"][..],
+    ] {
+        let out = std::process::Command::new("git")
+            .arg("-C")
+            .arg(dir.path())
+            .args(args)
+            .env("GIT_AUTHOR_NAME", "T")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "T")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .output()
+            .expect("git runs");
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    }
+    dir
+}
+
 fn alive(pid: u32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
         && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
@@ -126,11 +148,14 @@ async fn refresh_keeps_unchanged_servers_and_restarts_only_changed_ones() {
     assert!(alive(changing[1]));
     assert_eq!(starts(&logs, "keep"), vec![keep_pid], "keep was restarted");
     assert_eq!(starts(&logs, "added").len(), 1, "added was restarted");
+    let repo = temp_repo();
+    let log_args = serde_json::json!({"path": repo.path().to_str().unwrap(), "max_count": 1});
     let r = gw
-        .call("mcp_changing_log", serde_json::json!({"max_count": 1}))
+        .call("mcp_changing_log", log_args.clone())
         .await
         .expect("the restarted server answers");
-    assert!(r.is_error || !r.text().is_empty(), "{r:?}");
+    assert!(!r.is_error, "{r:?}");
+    assert!(r.text().contains("the only commit"), "{r:?}");
 
     // A removed plugin: its server ends, the others stay.
     let added_pid = starts(&logs, "added")[0];
@@ -148,10 +173,11 @@ async fn refresh_keeps_unchanged_servers_and_restarts_only_changed_ones() {
     assert_eq!(starts(&logs, "keep"), vec![keep_pid]);
     assert_eq!(starts(&logs, "changing").len(), 2);
     let r = gw
-        .call("mcp_keep_log", serde_json::json!({"max_count": 1}))
+        .call("mcp_keep_log", log_args)
         .await
         .expect("the kept server answers");
-    assert!(r.is_error || !r.text().is_empty(), "{r:?}");
+    assert!(!r.is_error, "{r:?}");
+    assert!(r.text().contains("the only commit"), "{r:?}");
 
     gw.shutdown().await;
     assert!(eventually_dead(keep_pid).await, "shutdown ends the servers");

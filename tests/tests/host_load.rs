@@ -80,6 +80,9 @@ mcp_servers:
 async fn gated_servers_are_never_connected_and_name_clashes_are_reported() {
     let server = git_server();
     let dir = tempfile::tempdir().unwrap();
+    // `nowhere` runs a wrapper that leaves a marker if it is ever started.
+    let marker = dir.path().join("nowhere-started");
+    let marker_arg = marker.display();
     write(
         &dir.path().join("plugins/app/plugin.yaml"),
         &format!(
@@ -87,7 +90,8 @@ async fn gated_servers_are_never_connected_and_name_clashes_are_reported() {
 version: "1.0.0"
 mcp_servers:
   nowhere:
-    command: "{server}"
+    command: sh
+    args: ["-c", 'touch "$0"; exec "$1"', "{marker_arg}", "{server}"]
     app:
       linux: {{presence: executable, location: /nonexistent/wasmgate-test/app}}
       darwin: {{presence: bundle, location: /nonexistent/App.app}}
@@ -133,11 +137,22 @@ skills:
     let skill = host.skills().iter().find(|k| k.name == "nowhere").unwrap();
     assert!(!skill.visible);
     assert!(host.visible_skills().is_empty());
+    let offered: Vec<(String, String)> = host
+        .offered_tools()
+        .into_iter()
+        .map(|t| (t.server, t.name))
+        .collect();
     assert!(
-        host.offered_tools().iter().all(|t| t.server == "shared"),
-        "only the config server's tools"
+        offered.iter().any(|(_, n)| n == "mcp_shared_log"),
+        "the config server's tools are offered: {offered:?}"
+    );
+    assert!(
+        offered.iter().all(|(s, _)| s == "shared"),
+        "only the config server's tools: {offered:?}"
     );
     host.shutdown().await;
+    // Checked last, so a server started late has had time to leave it.
+    assert!(!marker.exists(), "the gated server was started");
 }
 
 /// A plugin folder holding a Hermes `plugin.json` (servers under

@@ -3,7 +3,8 @@
 //! report the right reason, and keep loading the others.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::sync::{Arc, mpsc};
+use std::time::Duration;
 use wasmgate::declaration::OsFamily;
 use wasmgate::plugin::{
     CallFailure, GuestCall, HostConfig, LoadFailure, LoadedPlugin, PluginHost, PluginLimits,
@@ -11,19 +12,32 @@ use wasmgate::plugin::{
 };
 use wasmgate_conformance::{hostile_plugin, plugins_dir};
 
-fn host() -> PluginHost {
-    PluginHost::new(HostConfig::default()).expect("plugin host starts")
+fn host() -> Arc<PluginHost> {
+    Arc::new(PluginHost::new(HostConfig::default()).expect("plugin host starts"))
 }
+
+/// Longest a hostile load may take before the test calls it a hang; far
+/// above the host's own deadlines (seconds), so only a hang reaches it.
+const HANG_BOUND: Duration = Duration::from_secs(60);
 
 /// Loads the hostile component `name` in `host`, expecting a failure that
 /// names the file; then checks the same host still loads a good plugin.
-fn load_err_in(host: &PluginHost, name: &str) -> (LoadFailure, String) {
+/// The load runs on its own thread and the test fails if it has not come
+/// back within [`HANG_BOUND`] (a hang fails the test instead of stalling it).
+fn load_err_in(host: &Arc<PluginHost>, name: &str) -> (LoadFailure, String) {
     let file = hostile_plugin(name);
     let dir = file.parent().unwrap().to_path_buf();
-    let started = Instant::now();
-    let e = host.load_file(&file, &dir).unwrap_err();
-    // Not a speed check: only that the call came back at all.
-    assert!(started.elapsed() < Duration::from_secs(60), "{name}");
+    let (tx, rx) = mpsc::channel();
+    {
+        let (host, file) = (host.clone(), file.clone());
+        std::thread::spawn(move || {
+            let _ = tx.send(host.load_file(&file, &dir));
+        });
+    }
+    let e = rx
+        .recv_timeout(HANG_BOUND)
+        .unwrap_or_else(|_| panic!("loading {name} did not return within {HANG_BOUND:?}"))
+        .unwrap_err();
     assert_eq!(e.file, file);
     let text = e.to_string();
     assert!(text.starts_with(&file.display().to_string()), "{text}");
@@ -364,7 +378,7 @@ fn a_panic_in_a_probe_is_a_trap_and_the_plugin_probes_again() {
 /// One host with overrides: a 100 ms `manifest()` deadline and a 16 MiB
 /// memory cap for two plugins by file stem, a 50 ms probe deadline for the
 /// `probe` plugin by name.
-fn host_with_overrides() -> PluginHost {
+fn host_with_overrides() -> Arc<PluginHost> {
     let mut cfg = HostConfig::default();
     cfg.overrides.insert(
         "infinite-loop".into(),
@@ -387,7 +401,7 @@ fn host_with_overrides() -> PluginHost {
             ..PluginLimits::default()
         },
     );
-    PluginHost::new(cfg).unwrap()
+    Arc::new(PluginHost::new(cfg).unwrap())
 }
 
 #[test]

@@ -4,7 +4,9 @@
 //!   host, runs `wasmgate status` over `target/plugins`, then calls the git
 //!   plugin's `mcp_git_log` tool on this repository.
 //! - `test` — builds the example plugins and runs `interop`, then runs
-//!   every test (`cargo test --locked`) with `WASMGATE_INTEROP_DIR` set.
+//!   every test (`cargo test --locked`) with `WASMGATE_INTEROP_DIR` set,
+//!   then the unit tests of the example plugin crates (not default members)
+//!   on the host target.
 //! - `interop` — installs the pinned test software of `tests/interop/` into
 //!   `target/interop/`: third-party MCP servers, the MCP conformance suite
 //!   and Node (npm lock), and Python venvs (pip requirements; `venv-sdk`
@@ -357,7 +359,11 @@ fn interop() -> Result<PathBuf> {
 }
 
 /// Builds the example plugins and installs the interop servers once, then
-/// runs the whole test suite with `WASMGATE_INTEROP_DIR` pointing at them.
+/// runs the whole test suite with `WASMGATE_INTEROP_DIR` pointing at them
+/// (`extra` goes to that run), then the unit tests of the example plugin
+/// crates, which are not default members: their plain-Rust logic (version
+/// parsing and the like) is built and tested for the host target. Both runs
+/// happen even when the first fails.
 fn test(extra: &[String]) -> Result<()> {
     plugins()?;
     let interop = interop()?;
@@ -365,5 +371,21 @@ fn test(extra: &[String]) -> Result<()> {
     c.env("WASMGATE_INTEROP_DIR", &interop)
         .args(["test", "--locked", "--no-fail-fast"])
         .args(extra);
+    let host = run(c);
+    let guest = guest_unit_tests();
+    match (host, guest) {
+        (Ok(()), Ok(())) => Ok(()),
+        (Err(e), Ok(())) | (Ok(()), Err(e)) => Err(e),
+        (Err(h), Err(g)) => bail!("{h:#}\nand {g:#}"),
+    }
+}
+
+/// `cargo test` of every example plugin crate on the host target.
+fn guest_unit_tests() -> Result<()> {
+    let mut c = host_cargo();
+    c.args(["test", "--locked", "--no-fail-fast"]);
+    for p in EXAMPLE_PLUGINS {
+        c.args(["--package", p.package]);
+    }
     run(c)
 }

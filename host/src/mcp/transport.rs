@@ -578,6 +578,8 @@ pub(crate) async fn open_stdio(
                     t.push_back(line);
                 }
             }
+            // Every stderr line was logged before this one (tests wait for it).
+            tracing::debug!(target: "wasmgate::mcp::stderr", server = %server, "stderr closed");
         });
     }
     // rmcp drops stdio messages over 16 MiB by default, which would leave a

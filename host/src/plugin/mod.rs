@@ -1074,6 +1074,22 @@ mod tests {
     #[test]
     fn a_host_starts_and_stops_its_ticker() {
         let host = PluginHost::new(HostConfig::default()).unwrap();
-        drop(host);
+        // The ticker thread owns a clone of the engine until it ends; once
+        // the host is dropped no engine handle may be left.
+        let engine = host.engine.weak();
+        assert!(engine.upgrade().is_some());
+        let (dropped, dropped_rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            drop(host);
+            let _ = dropped.send(());
+        });
+        // A bound around the drop: a ticker that never stops hangs it.
+        dropped_rx
+            .recv_timeout(Duration::from_secs(10))
+            .expect("dropping the host did not stop its ticker thread");
+        assert!(
+            engine.upgrade().is_none(),
+            "the ticker thread still holds the engine after the host was dropped"
+        );
     }
 }
