@@ -70,6 +70,7 @@ const HOSTILE_PLUGINS: &[&str] = &[
     "chatty",
     "huge-manifest",
     "extra-import",
+    "env-leak",
 ];
 
 enum Cmd {
