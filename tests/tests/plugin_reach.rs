@@ -426,6 +426,10 @@ fn a_bad_plugins_entry_names_its_key_and_grants_nothing_of_it() {
     assert!(read(&yaml.join("seen-env")).is_none());
 }
 
+fn as_refs(v: &[std::ffi::OsString]) -> Vec<&std::ffi::OsStr> {
+    v.iter().map(|s| s.as_os_str()).collect()
+}
+
 fn mkfifo(p: &Path) {
     let st = Command::new("mkfifo").arg(p).status().expect("mkfifo runs");
     assert!(st.success(), "mkfifo {}", p.display());
@@ -503,6 +507,8 @@ fn plugin_files_that_leave_their_folder_or_are_not_regular_are_refused_by_name()
     symlink(Path::new("/proc/self/pagemap"), &comps.join("proc.wasm"));
     std::fs::copy(&real, comps.join("good.wasm")).unwrap();
 
+    let empty = dir.path().join("empty.yaml");
+    std::fs::write(&empty, "").unwrap();
     let out = wasmgate(
         dir.path(),
         &[
@@ -511,7 +517,7 @@ fn plugin_files_that_leave_their_folder_or_are_not_regular_are_refused_by_name()
             "--plugins".as_ref(),
             plugins.as_os_str(),
             "--config".as_ref(),
-            dir.path().join("none.yaml").as_os_str(),
+            empty.as_os_str(),
         ],
     );
     let all = text(&out);
@@ -624,9 +630,7 @@ fn a_plugin_server_cannot_take_a_config_server_s_tool_names_while_it_is_down() {
             config.clone().into(),
         ]
     };
-    let as_refs = |v: &[std::ffi::OsString]| -> Vec<&std::ffi::OsStr> {
-        v.iter().map(|s| s.as_os_str()).collect()
-    };
+
     let a = args("status");
     let out = wasmgate(dir.path(), &as_refs(&a));
     let status = stdout_json(&out);
