@@ -193,12 +193,21 @@ impl Host {
 
         // Config servers come first: they keep their names on a clash.
         let mut config_servers = Vec::new();
+        // The user's grants to plugins (`plugins:` of the config).
+        let mut grants = Arc::new(manifest::PluginsConfig::default());
+        // Every name the config gives a server, valid or not: their tool
+        // namespaces are kept from plugins (`crate::mcp::naming`).
+        let mut reserved: Vec<String> = Vec::new();
         if let Some(path) = &options.config {
             let r = manifest::load_config(path);
             problems.extend(r.errors.iter().map(ToString::to_string));
             warnings.extend(r.warnings);
+            reserved.extend(r.errors.iter().filter_map(|e| e.server.clone()));
+            reserved.extend(r.servers.iter().map(|s| s.name.clone()));
+            grants = Arc::new(r.plugins);
             config_servers = r.servers;
         }
+        client.reserve_namespaces(reserved);
 
         let (wasm_dirs, manifest_files) = scan_plugin_dirs(&options.plugin_dirs, &mut problems);
         let mut components = None;
@@ -212,7 +221,7 @@ impl Host {
             for loaded in plugin_host.load_dirs(&wasm_dirs) {
                 match loaded {
                     Ok(p) => {
-                        let r = validate_component(&p, platform.os_family());
+                        let r = validate_component_with(&p, grants.clone());
                         let before = plugins.len();
                         accept(
                             r,
@@ -235,10 +244,15 @@ impl Host {
         }
         for file in manifest_files {
             let is_json = file.extension().is_some_and(|x| x == "json");
+            let ctx = ManifestContext::for_plugin(
+                file.display().to_string(),
+                manifest::schema::plugin_dir_of(&file),
+                grants.clone(),
+            );
             let r = if is_json {
-                manifest::load_plugin_json(&file)
+                manifest::load_plugin_json_with(&file, &ctx)
             } else {
-                manifest::load_plugin_yaml(&file)
+                manifest::load_plugin_yaml_with(&file, &ctx)
             };
             accept(
                 r,
@@ -481,6 +495,7 @@ impl Host {
                     }),
                     connection,
                     tools: c.map(|c| c.tools.clone()).unwrap_or_default(),
+                    collisions: c.map(|c| c.collisions.clone()).unwrap_or_default(),
                     last_error: c.and_then(|c| c.last_error.clone()),
                     server_info: c.and_then(|c| c.server_info.clone()),
                 }
@@ -539,6 +554,9 @@ pub struct ServerStatusLine {
     pub connection: String,
     /// Registered tool names.
     pub tools: Vec<String>,
+    /// Naming collisions in which this server's tool lost its plain name
+    /// (`reserved: true`: the name lies in a config server's namespace).
+    pub collisions: Vec<mcp::Collision>,
     /// Last connect error, redacted.
     pub last_error: Option<String>,
     /// `name version` from `initialize`.
@@ -571,12 +589,22 @@ fn transport_name(t: &Transport) -> &'static str {
 }
 
 /// Validates the manifest value a component returned with the same
-/// validator as `plugin.yaml` (`docs/declarations.md` §2a).
+/// validator as `plugin.yaml` (`docs/declarations.md` §2a), as a plugin's
+/// manifest with no host environment granted.
 pub fn validate_component(p: &LoadedPlugin, os: OsFamily) -> ManifestResult {
     let _ = os;
+    validate_component_with(p, Arc::default())
+}
+
+/// [`validate_component`] with the user's `plugins:` grants
+/// (`docs/security.md`, "What a plugin's manifest may reach").
+fn validate_component_with(
+    p: &LoadedPlugin,
+    grants: Arc<manifest::PluginsConfig>,
+) -> ManifestResult {
     let ctx = ManifestContext {
         allow_custom_version: true,
-        ..ManifestContext::new(p.file.display().to_string(), p.dir.clone())
+        ..ManifestContext::for_plugin(p.file.display().to_string(), p.dir.clone(), grants)
     };
     manifest::manifest_from_value(&p.manifest, &ctx)
 }

@@ -1342,3 +1342,88 @@ fn a_config_needs_an_mcp_servers_key() {
         }
     }
 }
+
+/// A plugin's manifest (`ManifestContext::for_plugin`) reads only granted
+/// host variables; the same text in the user's config reads them all
+/// (`docs/security.md`, "What a plugin's manifest may reach").
+#[test]
+fn a_plugin_manifest_reads_only_granted_host_variables() {
+    use std::sync::Arc;
+    use wasmgate::manifest::{PluginsConfig, plugins_from_value};
+    const TEXT: &str = r#"
+name: p
+version: "1"
+mcp_servers:
+  e: {command: x, env: {A: "${TOKEN}", B: "${PLUGIN_DIR}/b"}}
+  h: {url: "http://127.0.0.1:9/", headers: {X: "${env:TOKEN}", Y: "${PLUGIN_DIR}"}}
+  pass: {command: x, env_passthrough: [PATH, TOKEN]}
+  base: {command: x, env_passthrough: [HOME, XDG_DATA_HOME]}
+  grant: {command: x, env: {G: "${GRANTED}", U: "${GRANTED_UNSET}"}, env_passthrough: [GRANTED]}
+"#;
+    let v: Value = yaml_serde::from_str(TEXT).unwrap();
+    let grants: Value = yaml_serde::from_str(
+        "plugins: {p: {env_grants: [GRANTED, GRANTED_UNSET]}, q: {env_grants: [TOKEN]}}",
+    )
+    .unwrap();
+    let (grants, e) = plugins_from_value(grants.get("plugins"), "cfg.yaml");
+    assert!(e.is_empty());
+    let host_env = [
+        ("HOME", "/home/u"),
+        ("TOKEN", "s3cret"),
+        ("GRANTED", "given"),
+    ];
+    let plugin = ManifestContext::for_plugin("p/plugin.yaml", "/plugins/p", Arc::new(grants))
+        .with_env(host_env);
+    let r = manifest_from_value(&v, &plugin);
+    let errs = errors(&r);
+    assert_eq!(errs.len(), 3, "{errs:#?}");
+    assert!(errs[0].starts_with("p/plugin.yaml server 'e': env.A uses ${TOKEN}: a plugin's manifest may not read the host environment; the user may grant it in the config file (plugins: {p: {env_grants: [TOKEN]}})"), "{}", errs[0]);
+    assert!(
+        errs[1].starts_with("p/plugin.yaml server 'h': headers.X uses ${TOKEN}: "),
+        "{}",
+        errs[1]
+    );
+    assert!(
+        errs[2].starts_with("p/plugin.yaml server 'pass': env_passthrough[1] names TOKEN: "),
+        "{}",
+        errs[2]
+    );
+    assert!(!format!("{errs:?}{:?}", r.warnings).contains("s3cret"));
+    let m = r.manifest.unwrap();
+    let names: Vec<&str> = m.servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["base", "grant"]);
+    let Transport::Stdio {
+        env,
+        env_passthrough,
+        ..
+    } = &m.servers[1].transport
+    else {
+        panic!()
+    };
+    assert_eq!(env["G"], "given");
+    assert_eq!(env["U"], "${GRANTED_UNSET}");
+    assert_eq!(env_passthrough, &["GRANTED"]);
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.contains("${GRANTED_UNSET}, which is not set"))
+    );
+
+    // No entry for the plugin, or an invalid plugin name: nothing granted.
+    let none = ManifestContext::for_plugin(
+        "p/plugin.yaml",
+        "/plugins/p",
+        Arc::new(PluginsConfig::default()),
+    )
+    .with_env(host_env);
+    assert_eq!(manifest_from_value(&v, &none).errors.len(), 6);
+
+    // The user's own file reads everything.
+    let user = ManifestContext::new("cfg.yaml", "/cfg").with_env(host_env);
+    let r = manifest_from_value(&v, &user);
+    assert!(r.errors.is_empty(), "{:?}", errors(&r));
+    let Transport::Http { headers, .. } = &r.manifest.unwrap().servers[1].transport else {
+        panic!()
+    };
+    assert_eq!(headers["X"], "s3cret");
+}

@@ -74,6 +74,7 @@ const HOSTILE_PLUGINS: &[&str] = &[
     "chatty",
     "huge-manifest",
     "extra-import",
+    "env-leak",
 ];
 
 enum Cmd {

@@ -51,7 +51,13 @@ pub fn component_manifest(
     os: OsFamily,
 ) -> Result<crate::manifest::ManifestResult, String> {
     let p = load_one(path, os)?;
-    let mut ctx = crate::manifest::ManifestContext::new(path.display().to_string(), &p.dir);
+    // A component is a plugin: no host environment unless granted (and
+    // `check` / `availability` grant nothing).
+    let mut ctx = crate::manifest::ManifestContext::for_plugin(
+        path.display().to_string(),
+        &p.dir,
+        std::sync::Arc::default(),
+    );
     ctx.allow_custom_version = true;
     Ok(crate::manifest::manifest_from_value(&p.manifest, &ctx))
 }

@@ -49,6 +49,20 @@ pub fn status(h: &Host, as_json: bool) -> String {
             let _ = write!(o, "; tools: {}", s.tools.join(", "));
         }
         let _ = writeln!(o);
+        for c in &s.collisions {
+            let whose = if c.reserved {
+                format!("lies in the namespace of config server '{}'", c.kept_by)
+            } else {
+                format!("is taken by server '{}'", c.kept_by)
+            };
+            let _ = writeln!(
+                o,
+                "    name collision: tool '{}' wanted {}, which {whose}; registered as {}",
+                c.tool.escape_default(),
+                c.name,
+                c.renamed_to.as_deref().unwrap_or("(not registered)")
+            );
+        }
         if let Some(e) = &s.last_error {
             let _ = writeln!(o, "    last error: {e}");
         }

@@ -3,7 +3,7 @@
 //! resources. Every session handler shares one [`Gateway`].
 
 // rmcp marks sampling deprecated (SEP-2577, protocol 2026-07-28); clients
-// on earlier protocol versions still use it, and spec §5 requires it.
+// on earlier protocol versions still use it, and `docs/mcp-client.md` §5 requires it.
 #![allow(deprecated)]
 
 use super::Gateway;

@@ -34,6 +34,13 @@ fn read_bounded(path: &Path, limit: u64) -> Result<String, String> {
     String::from_utf8(buf).map_err(|_| "is not UTF-8 text".to_string())
 }
 
+/// [`read_bounded`] for a plugin's own file: inside its folder, a regular
+/// file, at most `limit` bytes ([`super::files`]).
+fn read_plugin_text(path: &Path, limit: u64) -> Result<String, String> {
+    let bytes = super::files::read_file_in_its_folder(path, limit).map_err(|e| e.to_string())?;
+    String::from_utf8(bytes).map_err(|_| "is not UTF-8 text".to_string())
+}
+
 fn file_error(path: &Path, message: String) -> ManifestResult {
     ManifestResult {
         manifest: None,
@@ -223,26 +230,39 @@ pub fn decode_json(text: &str) -> Result<Value, String> {
 
 /// The manifest of a plugin folder: its `plugin.yaml`, else its Hermes
 /// `plugin.json` (`docs/declarations.md` §2a; the sources share one
-/// validator); `None` when it has neither.
+/// validator); `None` when it has neither. An entry of that name that is
+/// not a folder counts (a link, a FIFO), without following it: the loader
+/// then refuses it by name rather than skipping the plugin silently.
 pub fn manifest_file(dir: &Path) -> Option<std::path::PathBuf> {
     ["plugin.yaml", "plugin.json"]
         .into_iter()
         .map(|n| dir.join(n))
-        .find(|p| p.is_file())
+        .find(|p| std::fs::symlink_metadata(p).is_ok_and(|m| !m.is_dir()))
 }
 
-/// Loads a `plugin.yaml` (`docs/declarations.md` §2a) with the process
-/// environment for `${VAR}`; see [`load_plugin_yaml_with`].
+/// A plugin's context with no grants: `${VAR}` of the host is refused.
+fn plugin_ctx(path: &Path) -> ManifestContext {
+    ManifestContext::for_plugin(
+        path.display().to_string(),
+        plugin_dir_of(path),
+        std::sync::Arc::default(),
+    )
+}
+
+/// Loads a `plugin.yaml` (`docs/declarations.md` §2a) as a plugin's
+/// manifest with no environment granted ([`ManifestContext::for_plugin`]);
+/// see [`load_plugin_yaml_with`].
 pub fn load_plugin_yaml(path: &Path) -> ManifestResult {
-    let ctx = ManifestContext::new(path.display().to_string(), plugin_dir_of(path));
-    load_plugin_yaml_with(path, &ctx)
+    load_plugin_yaml_with(path, &plugin_ctx(path))
 }
 
 /// Loads a `plugin.yaml` with an explicit context (its `where_` labels errors,
 /// its `plugin_dir` anchors skills and `${PLUGIN_DIR}`), then reads every
 /// skill file (at most [`MAX_SKILL_BYTES`] each); an unreadable skill is an error.
+/// The file and its skills are read inside the plugin folder only
+/// ([`super::files`]).
 pub fn load_plugin_yaml_with(path: &Path, ctx: &ManifestContext) -> ManifestResult {
-    let text = match read_bounded(path, MAX_MANIFEST_BYTES) {
+    let text = match read_plugin_text(path, MAX_MANIFEST_BYTES) {
         Ok(t) => t,
         Err(m) => return file_error(path, m),
     };
@@ -256,7 +276,10 @@ pub fn load_plugin_yaml_with(path: &Path, ctx: &ManifestContext) -> ManifestResu
 }
 
 /// Reads every [`SkillSource::File`] of a result into [`SkillSource::Loaded`];
-/// a file that cannot be read becomes an error `skills[i] …` and is dropped.
+/// a file that cannot be read becomes an error `skills[i] (<file>) …` and
+/// is dropped. Each is read inside `ctx.plugin_dir` only: a link out of it,
+/// a FIFO or device, or more than [`MAX_SKILL_BYTES`] is refused
+/// ([`super::files`]).
 pub fn read_skills(res: &mut ManifestResult, ctx: &ManifestContext) {
     let Some(m) = res.manifest.as_mut() else {
         return;
@@ -264,7 +287,7 @@ pub fn read_skills(res: &mut ManifestResult, ctx: &ManifestContext) {
     let mut kept = Vec::with_capacity(m.skills.len());
     for (i, s) in std::mem::take(&mut m.skills).into_iter().enumerate() {
         match s {
-            SkillSource::File { path } => match read_bounded(&path, MAX_SKILL_BYTES) {
+            SkillSource::File { path } => match read_skill(&ctx.plugin_dir, &path) {
                 Ok(markdown) => kept.push(SkillSource::Loaded { path, markdown }),
                 Err(msg) => res.errors.push(ManifestError {
                     where_: ctx.where_.clone(),
@@ -280,12 +303,24 @@ pub fn read_skills(res: &mut ManifestResult, ctx: &ManifestContext) {
     m.skills = kept;
 }
 
+/// One skill file: `path` is the plugin folder joined with the relative
+/// path the manifest gave.
+fn read_skill(dir: &Path, path: &Path) -> Result<String, String> {
+    let rel = path.strip_prefix(dir).unwrap_or(path);
+    let bytes =
+        super::files::read_plugin_file(dir, rel, MAX_SKILL_BYTES).map_err(|e| e.to_string())?;
+    String::from_utf8(bytes).map_err(|_| "is not UTF-8 text".to_string())
+}
+
 /// Loads a config file: its top-level `mcp_servers` in the server schema
 /// (other top-level keys belong to the embedding agent and are ignored,
-/// `docs/mcp-client.md` §1). Servers carry `plugin: None`. A mapping without
-/// an `mcp_servers` key is one error (`<file>: has no mcp_servers mapping`,
-/// with a "did you mean" for `mcpServers` and the like); `mcp_servers:`
-/// empty or null, and an empty file, give no servers and no error.
+/// `docs/mcp-client.md` §1), and its top-level `plugins` (the user's
+/// per-plugin settings, [`super::plugins`]) into
+/// [`ServersResult::plugins`]. Servers carry `plugin: None`. A mapping
+/// without an `mcp_servers` or `plugins` key is one error (`<file>: has no
+/// mcp_servers mapping`, with a "did you mean" for `mcpServers` and the
+/// like); `mcp_servers:` empty or null, and an empty file, give no servers
+/// and no error.
 pub fn load_config(path: &Path) -> ServersResult {
     let ctx = ManifestContext::new(path.display().to_string(), plugin_dir_of(path));
     load_config_with(path, &ctx)
@@ -294,7 +329,6 @@ pub fn load_config(path: &Path) -> ServersResult {
 /// [`load_config`] with an explicit context.
 pub fn load_config_with(path: &Path, ctx: &ManifestContext) -> ServersResult {
     let fail = |message: String| ServersResult {
-        servers: Vec::new(),
         errors: vec![ManifestError {
             where_: ctx.where_.clone(),
             server: None,
@@ -302,7 +336,7 @@ pub fn load_config_with(path: &Path, ctx: &ManifestContext) -> ServersResult {
             message,
             value: None,
         }],
-        warnings: Vec::new(),
+        ..ServersResult::default()
     };
     let text = match read_bounded(path, MAX_MANIFEST_BYTES) {
         Ok(t) => t,
@@ -315,8 +349,13 @@ pub fn load_config_with(path: &Path, ctx: &ManifestContext) -> ServersResult {
     match &value {
         // An empty (or comments-only) file: nothing configured yet.
         Value::Null => ServersResult::default(),
-        Value::Mapping(m) if m.contains_key("mcp_servers") => {
-            servers_from_value(m.get("mcp_servers"), ctx, None)
+        Value::Mapping(m) if m.contains_key("mcp_servers") || m.contains_key("plugins") => {
+            let mut r = servers_from_value(m.get("mcp_servers"), ctx, None);
+            let (plugins, errors) =
+                super::plugins::plugins_from_value(m.get("plugins"), &ctx.where_);
+            r.plugins = plugins;
+            r.errors.extend(errors);
+            r
         }
         Value::Mapping(m) => fail(no_mcp_servers_message(m)),
         other => fail(format!("must be a mapping (got {})", describe(other))),
@@ -347,10 +386,10 @@ fn no_mcp_servers_message(m: &Mapping) -> String {
     }
 }
 
-/// Loads a Hermes-style `plugin.json` (docs/declarations.md §2a) with the process environment.
+/// Loads a Hermes-style `plugin.json` (docs/declarations.md §2a) as a plugin's manifest
+/// with no environment granted ([`ManifestContext::for_plugin`]).
 pub fn load_plugin_json(path: &Path) -> ManifestResult {
-    let ctx = ManifestContext::new(path.display().to_string(), plugin_dir_of(path));
-    load_plugin_json_with(path, &ctx)
+    load_plugin_json_with(path, &plugin_ctx(path))
 }
 
 /// Loads a Hermes-style `plugin.json`:
@@ -374,7 +413,7 @@ pub fn load_plugin_json(path: &Path) -> ManifestResult {
 ///
 /// A server's errors read `<file> extension server '<name>': <field path> …`.
 pub fn load_plugin_json_with(path: &Path, ctx: &ManifestContext) -> ManifestResult {
-    let text = match read_bounded(path, MAX_MANIFEST_BYTES) {
+    let text = match read_plugin_text(path, MAX_MANIFEST_BYTES) {
         Ok(t) => t,
         Err(m) => return file_error(path, m),
     };
@@ -412,9 +451,12 @@ pub fn load_plugin_json_with(path: &Path, ctx: &ManifestContext) -> ManifestResu
             ));
             (None, w.clone())
         }
-        None if mcp_json_path.is_file() => {
+        // Any entry named mcp.json (a link, a FIFO) is read through the
+        // plugin-folder rules, which refuse it by name.
+        None if std::fs::symlink_metadata(&mcp_json_path).is_ok_and(|m| !m.is_dir()) => {
             let mw = mcp_json_path.display().to_string();
-            match read_bounded(&mcp_json_path, MAX_MANIFEST_BYTES).and_then(|t| decode_json(&t)) {
+            match read_plugin_text(&mcp_json_path, MAX_MANIFEST_BYTES).and_then(|t| decode_json(&t))
+            {
                 Ok(Value::Mapping(m)) => match m.get("mcpServers") {
                     Some(Value::Mapping(s)) => (Some(s.clone()), mw),
                     None | Some(Value::Null) => (Some(Mapping::new()), mw),

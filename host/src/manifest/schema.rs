@@ -20,6 +20,7 @@
 //! A bad server yields every one of its problems and the good servers are kept.
 
 use super::num::{parse_seconds, parse_uint};
+use super::plugins::PluginsConfig;
 use super::sampling::{SamplingPolicy, parse_sampling};
 use super::server::{ServerSpec, ToolFilter, Transport};
 use crate::declaration::parse::relative_name;
@@ -30,6 +31,7 @@ use crate::declaration::{
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 use yaml_serde::{Mapping, Value};
 
@@ -57,10 +59,31 @@ pub struct ManifestContext {
     pub allow_custom_version: bool,
     /// Host environment used for `${VAR}` / `${env:VAR}` in `env` and `headers`.
     pub env: BTreeMap<String, String>,
+    /// Who wrote the source, which decides which names of `env` it may read.
+    pub env_access: EnvAccess,
+}
+
+/// Which host variables a manifest's `${VAR}` / `${env:VAR}` and
+/// `env_passthrough` may reach (`docs/security.md`, "What a plugin's
+/// manifest may reach").
+#[derive(Debug, Clone, Default)]
+pub enum EnvAccess {
+    /// The user's own config file: every variable.
+    #[default]
+    User,
+    /// A plugin's manifest: only the variables the user granted that plugin
+    /// in the config's `plugins: <name>: env_grants` (none when it has no
+    /// entry). Any other `${VAR}` is an error of its server, and so is an
+    /// `env_passthrough` name outside the grants and the child baseline
+    /// (`crate::mcp::env::is_baseline`, passed to every child anyway).
+    Plugin(Arc<PluginsConfig>),
 }
 
 impl ManifestContext {
-    /// A context with the process environment as the interpolation source.
+    /// A context for the user's own file (the `--config` file): the process
+    /// environment is the interpolation source, every name readable
+    /// ([`EnvAccess::User`]). For a plugin's manifest use
+    /// [`ManifestContext::for_plugin`].
     pub fn new(where_: impl Into<String>, plugin_dir: impl Into<PathBuf>) -> ManifestContext {
         ManifestContext {
             where_: where_.into(),
@@ -69,7 +92,34 @@ impl ManifestContext {
             env: std::env::vars_os()
                 .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
                 .collect(),
+            env_access: EnvAccess::User,
         }
+    }
+
+    /// A context for a plugin's manifest: `${VAR}` reads only the names
+    /// `grants` gives the plugin ([`EnvAccess::Plugin`]).
+    pub fn for_plugin(
+        where_: impl Into<String>,
+        plugin_dir: impl Into<PathBuf>,
+        grants: Arc<PluginsConfig>,
+    ) -> ManifestContext {
+        ManifestContext {
+            env_access: EnvAccess::Plugin(grants),
+            ..ManifestContext::new(where_, plugin_dir)
+        }
+    }
+
+    /// Whether a server of `plugin` (`None`: of the config file, or of a
+    /// plugin whose name is invalid) may read the host variable `var`.
+    pub fn may_read_env(&self, plugin: Option<&str>, var: &str) -> bool {
+        match &self.env_access {
+            EnvAccess::User => true,
+            EnvAccess::Plugin(g) => plugin.is_some_and(|p| g.grants(p, var)),
+        }
+    }
+
+    fn is_plugin(&self) -> bool {
+        matches!(self.env_access, EnvAccess::Plugin(_))
     }
 
     /// Replaces the interpolation environment (tests, simulated hosts).
@@ -224,6 +274,9 @@ pub struct ServersResult {
     pub errors: Vec<ManifestError>,
     /// Non-fatal notes.
     pub warnings: Vec<String>,
+    /// The config file's `plugins:` section ([`super::plugins`]); empty for
+    /// a manifest's servers.
+    pub plugins: PluginsConfig,
 }
 
 const MANIFEST_KEYS: [&str; 4] = ["name", "version", "mcp_servers", "skills"];
@@ -559,8 +612,8 @@ pub fn server_from_value(
     // Each given transport is checked, so a server with both command and
     // url also hears about a bad url.
     let mut bad: Vec<Fail> = Vec::new();
-    let stdio = has_command.then(|| stdio_transport(m, ctx, label, warnings, &mut bad));
-    let http = has_url.then(|| http_transport(m, ctx, label, warnings, &mut bad));
+    let stdio = has_command.then(|| stdio_transport(m, ctx, plugin, label, warnings, &mut bad));
+    let http = has_url.then(|| http_transport(m, ctx, plugin, label, warnings, &mut bad));
     for f in bad.drain(..) {
         fail(&mut errs, f);
     }
@@ -678,6 +731,7 @@ type Fail = (String, String);
 fn stdio_transport(
     m: &Mapping,
     ctx: &ManifestContext,
+    plugin: Option<&str>,
     label: &str,
     warnings: &mut Vec<String>,
     bad: &mut Vec<Fail>,
@@ -727,6 +781,7 @@ fn stdio_transport(
         "env",
         true,
         ctx,
+        plugin,
         label,
         warnings,
         &with_dir,
@@ -738,6 +793,16 @@ fn stdio_transport(
         Some(Value::Sequence(items)) => {
             for (i, it) in items.iter().enumerate() {
                 match it {
+                    // A plugin passes through only what the user granted
+                    // it (the baseline reaches every child anyway).
+                    Value::String(s)
+                        if is_env_name(s)
+                            && ctx.is_plugin()
+                            && !ctx.may_read_env(plugin, s)
+                            && !crate::mcp::env::is_baseline(s) =>
+                    {
+                        bad.push((format!("env_passthrough[{i}]"), not_granted(plugin, s)))
+                    }
                     Value::String(s) if is_env_name(s) => env_passthrough.push(s.clone()),
                     o => bad.push((
                         format!("env_passthrough[{i}]"),
@@ -764,6 +829,7 @@ fn stdio_transport(
 fn http_transport(
     m: &Mapping,
     ctx: &ManifestContext,
+    plugin: Option<&str>,
     label: &str,
     warnings: &mut Vec<String>,
     bad: &mut Vec<Fail>,
@@ -795,6 +861,7 @@ fn http_transport(
         "headers",
         false,
         ctx,
+        plugin,
         label,
         warnings,
         &|s| s.to_string(),
@@ -878,6 +945,7 @@ fn string_map(
     field: &str,
     is_env: bool,
     ctx: &ManifestContext,
+    plugin: Option<&str>,
     label: &str,
     warnings: &mut Vec<String>,
     dir: &dyn Fn(&str) -> String,
@@ -923,11 +991,31 @@ fn string_map(
             ));
             continue;
         };
-        let text = interpolate(&dir(&text), &ctx.env, |var| {
-            warnings.push(format!(
-                "{label}: {p} uses ${{{var}}}, which is not set; it is left as written"
-            ))
+        let mut refused: Option<String> = None;
+        let text = expand(&dir(&text), |var| {
+            if !ctx.may_read_env(plugin, var) {
+                // `${PLUGIN_DIR}` is not a host variable (headers keep it
+                // as written); anything else is the user's environment.
+                if var != "PLUGIN_DIR" && refused.is_none() {
+                    refused = Some(var.to_string());
+                }
+                return None;
+            }
+            let v = ctx.env.get(var).cloned();
+            if v.is_none() {
+                warnings.push(format!(
+                    "{label}: {p} uses ${{{var}}}, which is not set; it is left as written"
+                ));
+            }
+            v
         });
+        if let Some(var) = refused {
+            bad.push((
+                p,
+                format!("uses ${{{var}}}: {}", not_granted_tail(plugin, &var)),
+            ));
+            continue;
+        }
         if text.contains('\0') || (!is_env && text.contains(['\r', '\n'])) {
             bad.push((p, "must not contain NUL or line breaks".into()));
             continue;
@@ -937,9 +1025,33 @@ fn string_map(
     out
 }
 
+/// The refusal of host variable `var` to a plugin's server.
+fn not_granted(plugin: Option<&str>, var: &str) -> String {
+    format!("names {var}: {}", not_granted_tail(plugin, var))
+}
+
+fn not_granted_tail(plugin: Option<&str>, var: &str) -> String {
+    let name = plugin.unwrap_or("<plugin name>");
+    format!(
+        "a plugin's manifest may not read the host environment; the user may grant it in the config file (plugins: {{{name}: {{env_grants: [{var}]}}}}); this server is left out"
+    )
+}
+
 /// Replaces `${VAR}` and `${env:VAR}` with values from `env` (`docs/mcp-client.md` §1).
 /// An unset variable is left as written and reported through `unset`.
 pub fn interpolate(s: &str, env: &BTreeMap<String, String>, mut unset: impl FnMut(&str)) -> String {
+    expand(s, |var| {
+        let v = env.get(var).cloned();
+        if v.is_none() {
+            unset(var);
+        }
+        v
+    })
+}
+
+/// Replaces each `${VAR}` / `${env:VAR}` with `value(VAR)`; `None` leaves
+/// it as written.
+fn expand(s: &str, mut value: impl FnMut(&str) -> Option<String>) -> String {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
     while let Some(start) = rest.find("${") {
@@ -949,12 +1061,9 @@ pub fn interpolate(s: &str, env: &BTreeMap<String, String>, mut unset: impl FnMu
             Some(end) if end > 0 => {
                 let body = after[..end].trim();
                 let var = body.strip_prefix("env:").unwrap_or(body).trim();
-                match env.get(var) {
-                    Some(val) => out.push_str(val),
-                    None => {
-                        unset(var);
-                        out.push_str(&rest[start..start + 2 + end + 1]);
-                    }
+                match value(var) {
+                    Some(val) => out.push_str(&val),
+                    None => out.push_str(&rest[start..start + 2 + end + 1]),
                 }
                 rest = &after[end + 1..];
             }

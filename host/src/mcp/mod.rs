@@ -402,6 +402,10 @@ struct State {
     tools: Vec<ToolInfo>,
     index: HashMap<String, usize>,
     collisions: Vec<Collision>,
+    /// Config server names whose tool namespaces plugins may not take
+    /// ([`McpClient::reserve_namespaces`]); config servers among the slots
+    /// are reserved too.
+    reserved: Vec<String>,
     /// The servers' tools changed since the last [`State::rebuild`]; the
     /// next reader ([`Inner::read`]) rebuilds. A discovery pass of many
     /// servers then re-mints once, not once per connected server.
@@ -428,7 +432,14 @@ impl State {
     /// `docs/performance.md`).
     fn rebuild(&mut self) {
         let mut raw: HashMap<(&str, &str), &Tool> = HashMap::new();
-        let mut pairs: Vec<(&str, &str)> = Vec::new();
+        let mut pairs: Vec<(&str, &str, bool)> = Vec::new();
+        // Every config server, connected or not, keeps its namespace.
+        let mut reserved = self.reserved.clone();
+        for slot in &self.servers {
+            if slot.spec.plugin.is_none() && !reserved.contains(&slot.spec.name) {
+                reserved.push(slot.spec.name.clone());
+            }
+        }
         for slot in &self.servers {
             if slot.state != ConnectionState::Connected {
                 continue;
@@ -436,12 +447,12 @@ impl State {
             for tool in &slot.raw_tools {
                 if filter::offers(&slot.spec.tools, &tool.name) {
                     let key = (slot.spec.name.as_str(), tool.name.as_ref());
-                    pairs.push(key);
+                    pairs.push((key.0, key.1, slot.spec.plugin.is_some()));
                     raw.entry(key).or_insert(tool);
                 }
             }
         }
-        let (minted, collisions) = naming::mint_all(pairs.iter().copied());
+        let (minted, collisions) = naming::mint_all_reserving(pairs.iter().copied(), &reserved);
         let mut old: HashMap<(String, String), ToolInfo> = std::mem::take(&mut self.tools)
             .into_iter()
             .map(|t| ((t.server.clone(), t.original_name.clone()), t))
@@ -471,6 +482,17 @@ impl State {
             })
             .collect();
         for c in collisions.iter().filter(|c| !self.collisions.contains(c)) {
+            if c.reserved {
+                tracing::warn!(
+                    server = %c.server,
+                    tool = %c.tool,
+                    "tool name '{}' lies in the namespace of config server '{}'; the plugin's tool is registered as {}",
+                    c.name,
+                    c.kept_by,
+                    c.renamed_to.as_deref().unwrap_or("(not registered)")
+                );
+                continue;
+            }
             tracing::warn!(
                 server = %c.server,
                 tool = %c.tool,
@@ -1092,6 +1114,25 @@ impl McpClient {
                 sampling: Mutex::new(HashMap::new()),
                 changed: tokio::sync::Notify::new(),
             }),
+        }
+    }
+
+    /// Keeps the tool namespaces of these config server names from plugin
+    /// servers ([`naming::mint_all_reserving`]), whether those servers are
+    /// connected, listed in a later [`McpClient::connect_all`] or not (a
+    /// `call` connects only some; an invalid entry still owns its name).
+    /// Replaces the previous list; the next read re-mints.
+    pub fn reserve_namespaces(&self, names: impl IntoIterator<Item = String>) {
+        let mut st = self.inner.lock();
+        let mut list: Vec<String> = Vec::new();
+        for n in names {
+            if !list.contains(&n) {
+                list.push(n);
+            }
+        }
+        if st.reserved != list {
+            st.reserved = list;
+            st.dirty = true;
         }
     }
 

@@ -1,6 +1,13 @@
 //! Tool naming (`docs/mcp-client.md` §2): `mcp_{server}_{tool}`, sanitized,
 //! at most [`MAX_TOOL_NAME`] characters, collisions resolved by configured
 //! server order.
+//!
+//! Config servers' namespaces are kept from plugins ([`mint_all_reserving`],
+//! `docs/security.md`, "What a plugin's manifest may reach"): a plugin
+//! server's tool whose plain name starts with `mcp_<config server>_` gets
+//! the hashed form, whether that config server is connected or not, so a
+//! plugin server `bank.transfer` never takes `mcp_bank_transfer_to` from
+//! the config's `bank`. The rule is stateless and deterministic.
 
 use sha2::{Digest, Sha256};
 use std::collections::BTreeSet;
@@ -80,6 +87,10 @@ pub struct Collision {
     /// The name it got instead (`None` when even the hashed form was taken
     /// and the tool is not registered).
     pub renamed_to: Option<String>,
+    /// `true` when the name lies in the namespace of config server
+    /// `kept_by` (kept for it whether it is connected or not); `false` for
+    /// a name another server's tool took first.
+    pub reserved: bool,
 }
 
 /// One registered name.
@@ -100,15 +111,66 @@ pub struct Minted {
 pub fn mint_all<'a>(
     pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
 ) -> (Vec<Minted>, Vec<Collision>) {
+    mint_all_reserving(pairs.into_iter().map(|(s, t)| (s, t, false)), &[])
+}
+
+/// The config server of `reserved` whose namespace `mcp_<server>_` holds
+/// the plain name of `server`'s `tool`, if any (the first in `reserved`
+/// order). `server` itself never reserves against itself.
+pub fn reserved_owner<'r>(reserved: &'r [String], server: &str, tool: &str) -> Option<&'r str> {
+    let plain = plain_name(server, tool);
+    reserved
+        .iter()
+        .filter(|c| c.as_str() != server)
+        .find(|c| plain.starts_with(&format!("mcp_{}_", sanitize(c))))
+        .map(String::as_str)
+}
+
+/// [`mint_all`] where each pair says whether its server comes from a
+/// plugin, and `reserved` lists the config's server names (connected or
+/// not). A plugin server's tool whose plain name lies in a reserved
+/// namespace ([`reserved_owner`]) never gets its plain name: it gets the
+/// hashed form, and a [`Collision`] with `reserved: true` names the config
+/// server. Everything else is as in [`mint_all`].
+pub fn mint_all_reserving<'a>(
+    pairs: impl IntoIterator<Item = (&'a str, &'a str, bool)>,
+    reserved: &[String],
+) -> (Vec<Minted>, Vec<Collision>) {
     let mut taken: std::collections::BTreeMap<String, String> = Default::default();
     let mut seen: BTreeSet<(String, String)> = BTreeSet::new();
     let mut out = Vec::new();
     let mut collisions = Vec::new();
-    for (server, tool) in pairs {
+    for (server, tool, from_plugin) in pairs {
         if !seen.insert((server.to_string(), tool.to_string())) {
             continue;
         }
         let want = tool_name(server, tool);
+        let squat = if from_plugin {
+            reserved_owner(reserved, server, tool)
+        } else {
+            None
+        };
+        if let Some(config) = squat {
+            let alt = hashed_name(server, tool);
+            let renamed = (!taken.contains_key(&alt)).then(|| alt.clone());
+            collisions.push(Collision {
+                name: want.clone(),
+                kept_by: config.to_string(),
+                server: server.to_string(),
+                tool: tool.to_string(),
+                renamed_to: renamed.clone(),
+                reserved: true,
+            });
+            if let Some(n) = renamed {
+                taken.insert(n.clone(), server.to_string());
+                out.push(Minted {
+                    name: n,
+                    server: server.to_string(),
+                    tool: tool.to_string(),
+                });
+            }
+            continue;
+        }
         let name = if let Some(owner) = taken.get(&want) {
             let alt = hashed_name(server, tool);
             let renamed = (!taken.contains_key(&alt)).then(|| alt.clone());
@@ -118,6 +180,7 @@ pub fn mint_all<'a>(
                 server: server.to_string(),
                 tool: tool.to_string(),
                 renamed_to: renamed.clone(),
+                reserved: false,
             });
             match renamed {
                 Some(n) => n,
@@ -196,6 +259,54 @@ mod tests {
         assert_eq!(coll[0].kept_by, "a-b");
         assert_eq!(coll[0].server, "a_b");
         assert_eq!(coll[0].renamed_to.as_deref(), Some(names[1].name.as_str()));
+    }
+
+    #[test]
+    fn a_plugin_server_inside_a_config_namespace_gets_hashed_names() {
+        let reserved = vec!["bank".to_string(), "my_api".to_string()];
+        // The config's `bank` is down: only the plugin's tools are minted.
+        let (names, coll) = mint_all_reserving(
+            [
+                ("bank.transfer", "to", true),
+                ("bank.transfer", "from", true),
+                ("my", "api_x", true),
+                ("my", "other", true),
+                ("banker", "x", true),
+            ],
+            &reserved,
+        );
+        let got: Vec<&str> = names.iter().map(|m| m.name.as_str()).collect();
+        assert_eq!(
+            got,
+            [
+                hashed_name("bank.transfer", "to").as_str(),
+                hashed_name("bank.transfer", "from").as_str(),
+                hashed_name("my", "api_x").as_str(),
+                "mcp_my_other",
+                "mcp_banker_x",
+            ]
+        );
+        assert_ne!(got[0], "mcp_bank_transfer_to");
+        assert_eq!(coll.len(), 3);
+        assert_eq!(coll[0].name, "mcp_bank_transfer_to");
+        assert_eq!(coll[0].kept_by, "bank");
+        assert!(coll[0].reserved);
+        assert_eq!(coll[2].kept_by, "my_api");
+        // With `bank` connected the result is the same for the plugin, and
+        // the config's own tool keeps its plain name.
+        let (names, _) = mint_all_reserving(
+            [
+                ("bank", "transfer_to", false),
+                ("bank.transfer", "to", true),
+            ],
+            &reserved,
+        );
+        assert_eq!(names[0].name, "mcp_bank_transfer_to");
+        assert_eq!(names[1].name, hashed_name("bank.transfer", "to"));
+        // A config server is never reserved against itself or its peers.
+        let (names, coll) = mint_all_reserving([("bank", "x", false)], &reserved);
+        assert_eq!(names[0].name, "mcp_bank_x");
+        assert!(coll.is_empty());
     }
 
     #[test]

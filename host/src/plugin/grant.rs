@@ -32,10 +32,26 @@ impl ProbeGrant {
     /// so a probe never parses a truncated version file.
     pub(crate) fn read_file(&self, path: &str, max_bytes: u64) -> Result<Vec<u8>, ProbeError> {
         let rel = check_path(path)?;
-        let file = self.dir.open(rel).map_err(|e| io_error(path, e))?;
+        let mut opts = cap_std::fs::OpenOptions::new();
+        opts.read(true);
+        #[cfg(unix)]
+        {
+            use cap_std::fs::OpenOptionsExt;
+            // A FIFO in the install folder must not block the host thread
+            // (the guest's deadline cannot interrupt a blocking open).
+            opts.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+        }
+        let file = self
+            .dir
+            .open_with(rel, &opts)
+            .map_err(|e| io_error(path, e))?;
+        // The type of what was opened: only a regular file is read.
         let meta = file.metadata().map_err(|e| io_error(path, e))?;
         if meta.is_dir() {
             return Err(ProbeError::Io(format!("{path}: is a folder")));
+        }
+        if !meta.is_file() {
+            return Err(ProbeError::Io(format!("{path}: is not a regular file")));
         }
         if meta.len() > max_bytes {
             return Err(too_large_bytes(path, max_bytes));
@@ -176,6 +192,16 @@ mod tests {
             assert!(matches!(
                 g.read_file("link", 100),
                 Err(ProbeError::Denied(_))
+            ));
+            // A FIFO is refused at once rather than waited on.
+            let fifo =
+                std::ffi::CString::new(root.path().join("app/fifo").to_str().unwrap().to_string())
+                    .unwrap();
+            // SAFETY: a valid NUL-terminated path.
+            assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+            assert!(matches!(
+                g.read_file("fifo", 100),
+                Err(ProbeError::Io(m)) if m.contains("not a regular file")
             ));
         }
     }

@@ -256,6 +256,10 @@ pub enum CallFailure {
 pub enum LoadFailure {
     /// The file or folder could not be read.
     Io(String),
+    /// The `.wasm` entry is not a regular file inside its plugin folder (a
+    /// link out of it, a FIFO, a device); `docs/security.md`, "What a
+    /// plugin's manifest may reach". The reason, as a sentence.
+    Refused(String),
     /// Zero bytes.
     Empty,
     /// Larger than [`HostConfig::max_component_bytes`].
@@ -296,6 +300,7 @@ impl fmt::Display for LoadFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             LoadFailure::Io(e) => write!(f, "cannot read: {e}"),
+            LoadFailure::Refused(e) => f.write_str(e),
             LoadFailure::Empty => {
                 f.write_str("empty file (0 bytes); expected a WebAssembly component")
             }
@@ -600,16 +605,24 @@ impl PluginHost {
             file: file.to_path_buf(),
             reason,
         };
-        let size = std::fs::metadata(file)
-            .map_err(|e| fail(LoadFailure::Io(e.to_string())))?
-            .len();
-        if size > self.config.max_component_bytes {
-            return Err(fail(LoadFailure::TooLarge {
-                size,
-                limit: self.config.max_component_bytes,
-            }));
-        }
-        let bytes = std::fs::read(file).map_err(|e| fail(LoadFailure::Io(e.to_string())))?;
+        // Inside its folder, a regular file, at most the cap read.
+        let limit = self.config.max_component_bytes;
+        let bytes = crate::manifest::files::read_file_in_its_folder(file, limit).map_err(|e| {
+            use crate::manifest::PluginFileError as E;
+            fail(match e {
+                E::TooLarge {
+                    size: Some(size),
+                    limit,
+                } => LoadFailure::TooLarge { size, limit },
+                E::OutsideFolder | E::NotRegular { .. } => LoadFailure::Refused(e.to_string()),
+                other => LoadFailure::Io(
+                    other
+                        .to_string()
+                        .trim_start_matches("cannot be read: ")
+                        .to_string(),
+                ),
+            })
+        })?;
         let stem = file
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
@@ -985,7 +998,12 @@ fn component_files(dir: &Path) -> std::io::Result<Vec<(PathBuf, PathBuf)>> {
         .filter_map(|e| e.ok().map(|e| e.path()))
         .collect();
     entries.sort();
-    let is_wasm = |p: &Path| p.is_file() && p.extension().is_some_and(|e| e == "wasm");
+    // Any entry named `*.wasm` but a folder, not following links: a link
+    // or FIFO is then refused by name by the loader, not skipped silently.
+    let is_wasm = |p: &Path| {
+        p.extension().is_some_and(|e| e == "wasm")
+            && std::fs::symlink_metadata(p).is_ok_and(|m| !m.is_dir())
+    };
     let mut out = Vec::new();
     for p in &entries {
         if is_wasm(p) {
