@@ -3,6 +3,7 @@
 //! (`spec/declarations.md` §2a), plus config files' `mcp_servers`
 //! (`spec/mcp-client.md` §1).
 
+pub mod depth;
 pub mod load;
 mod num;
 pub mod output;
