@@ -59,6 +59,7 @@ pub const MAX_TOOLS_BYTES_PER_SERVER: usize = 16 * 1024 * 1024;
 /// How often a connected stdio child is checked for having exited (a
 /// helper it started may keep its stdout open, so no end of stream comes).
 const CHILD_WATCH: Duration = Duration::from_millis(100);
+pub use handler::LOG_NOTIFICATIONS_PER_SECOND;
 pub use line_transport::{MAX_CONTENT_BLOCKS, MAX_TOOLS_PAGE_BYTES};
 
 /// The troubleshooting line of seed 002 when there is nothing to connect.
@@ -1438,10 +1439,14 @@ impl McpClient {
         let mut content: Vec<serde_json::Value> = result
             .content
             .iter()
-            .take(MAX_CONTENT_BLOCKS)
+            .take(if blocks > MAX_CONTENT_BLOCKS + 1 {
+                MAX_CONTENT_BLOCKS
+            } else {
+                blocks
+            })
             .map(|b| serde_json::to_value(b).unwrap_or(serde_json::Value::Null))
             .collect();
-        if blocks > MAX_CONTENT_BLOCKS {
+        if blocks > MAX_CONTENT_BLOCKS + 1 {
             content.push(serde_json::json!({
                 "type": "text",
                 "text": line_transport::blocks_cut_note(blocks),

@@ -363,6 +363,9 @@ pub fn resolve_command(command: &str, path: Option<&str>) -> Option<PathBuf> {
 /// when dropped, so no server outlives the client.
 pub(crate) struct ChildGuard {
     child: Option<Box<dyn ChildWrapper>>,
+    /// Its exit status once seen (kept after [`ChildGuard::kill`], so a
+    /// call that failed with the session can still say how it ended).
+    status: Option<String>,
 }
 
 impl ChildGuard {
@@ -373,9 +376,15 @@ impl ChildGuard {
 
     /// `Some(status text)` once the child has exited.
     pub(crate) fn exited(&mut self) -> Option<String> {
+        if let Some(s) = &self.status {
+            return Some(s.clone());
+        }
         let c = self.child.as_mut()?;
         match c.try_wait() {
-            Ok(Some(status)) => Some(status.to_string()),
+            Ok(Some(status)) => {
+                self.status = Some(status.to_string());
+                self.status.clone()
+            }
             _ => None,
         }
     }
@@ -591,7 +600,10 @@ pub(crate) async fn open_stdio(
     let stdin = child.stdin().take();
     let stdout = child.stdout().take();
     let stderr = child.stderr().take();
-    let guard = Arc::new(Mutex::new(ChildGuard { child: Some(child) }));
+    let guard = Arc::new(Mutex::new(ChildGuard {
+        child: Some(child),
+        status: None,
+    }));
     let tail: StderrTail = Arc::new(Mutex::new(VecDeque::new()));
     let noise: NoiseSlot = Arc::new(Mutex::new(None));
     *child_slot.lock().expect("child slot") = Some(ChildParts {
