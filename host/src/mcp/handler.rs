@@ -32,23 +32,12 @@ const MAX_LOG_CHARS: usize = 2000;
 pub const LOG_NOTIFICATIONS_PER_SECOND: u32 = 20;
 
 /// The log rate limit of one session: a one-second window.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub(crate) struct LogLimit {
     server: String,
     window: Option<std::time::Instant>,
     in_window: u32,
     suppressed: u64,
-}
-
-impl Default for LogLimit {
-    fn default() -> Self {
-        LogLimit {
-            server: String::new(),
-            window: None,
-            in_window: 0,
-            suppressed: 0,
-        }
-    }
 }
 
 impl LogLimit {
