@@ -766,6 +766,59 @@ mod tests {
     }
 
     #[test]
+    fn a_bad_line_fails_the_request_it_answers_or_every_one_in_flight() {
+        let pending = Pending::default();
+        for id in [1, 2] {
+            lock(&pending).insert(RequestId::Number(id), Kind::Call);
+        }
+        let line = |head: &'static [u8], tail: &'static [u8]| Line {
+            head,
+            tail,
+            whole: None,
+        };
+        // The id at the start (most SDKs) or at the end (TypeScript's order).
+        let head = br#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"xx"#;
+        assert_eq!(
+            ids_of_bad_line(&line(head, br#"xx"}]}}"#), &pending),
+            vec![RequestId::Number(2)]
+        );
+        let tail = br#"xx"}]},"jsonrpc":"2.0","id":1}"#;
+        assert_eq!(
+            ids_of_bad_line(&line(br#"{"result":{"content":[{"id":7,"#, tail), &pending),
+            vec![RequestId::Number(1)]
+        );
+        // No id of ours: a response fails all, a notification none.
+        let mut all = ids_of_bad_line(&line(br#"{"result":{"x":"#, br#""}}"#), &pending);
+        all.sort_by_key(|id| id.to_string());
+        assert_eq!(all.len(), 2);
+        assert!(
+            ids_of_bad_line(
+                &line(
+                    br#"{"jsonrpc":"2.0","method":"notifications/message","#,
+                    b"}"
+                ),
+                &pending
+            )
+            .is_empty()
+        );
+        // A whole line's own id wins; a server request's id is not ours.
+        let whole: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"t\":\"\xff\"}}";
+        let l = Line {
+            head: whole,
+            tail: whole,
+            whole: Some(whole),
+        };
+        assert_eq!(ids_of_bad_line(&l, &pending), vec![RequestId::Number(1)]);
+        let req: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"sampling/createMessage\",\"params\":\"\xff\"}";
+        let l = Line {
+            head: req,
+            tail: req,
+            whole: Some(req),
+        };
+        assert!(ids_of_bad_line(&l, &pending).is_empty());
+    }
+
+    #[test]
     fn requests_are_parsed_directly_on_the_server_side() {
         let pending = Pending::default();
         let line = br#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"x","arguments":{"k":1}}}"#;
