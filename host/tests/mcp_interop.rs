@@ -340,6 +340,51 @@ async fn python_time_server_over_stdio() {
     client.shutdown().await;
 }
 
+/// Issue #20: an ordinary configured value (`TZ`) is not a secret, so a
+/// successful result that repeats it is not mangled; a credential-named
+/// `env` value still is.
+#[tokio::test]
+async fn a_configured_timezone_is_not_redacted_from_a_result() {
+    let bin = interop_dir().join("venv/bin/mcp-server-time");
+    assert!(
+        bin.is_file(),
+        "{} is missing: run `cargo xtask interop`",
+        bin.display()
+    );
+    let client = McpClient::new();
+    let report = client
+        .connect_all(
+            &[spec(
+                "time",
+                stdio(
+                    bin.to_str().unwrap(),
+                    &[],
+                    &[("TZ", "Europe/Berlin"), ("TIME_API_KEY", "Europe/Paris")],
+                ),
+            )],
+            |_| true,
+        )
+        .await;
+    assert_eq!(report.connected, vec!["time"], "{report:?}");
+    for (zone, kept) in [("Europe/Berlin", true), ("Europe/Paris", false)] {
+        let r = client
+            .call(
+                "mcp_time_get_current_time",
+                serde_json::json!({"timezone": zone}),
+            )
+            .await
+            .unwrap();
+        assert!(!r.is_error, "{}", r.text());
+        let v: serde_json::Value = serde_json::from_str(&r.text()).expect("JSON text");
+        if kept {
+            assert_eq!(v["timezone"], zone, "{v}");
+        } else {
+            assert_eq!(v["timezone"], "[REDACTED]", "{v}");
+        }
+    }
+    client.shutdown().await;
+}
+
 /// A stand-in LLM: answers with the prompt it got and the limits it was given.
 struct FakeLlm;
 

@@ -101,7 +101,9 @@ fn init_logging(filter: Option<&str>) {
         .unwrap_or_else(|| "warn".to_owned());
     let _ = tracing_subscriber::fmt()
         .with_env_filter(EnvFilter::try_new(filter).unwrap_or_else(|_| EnvFilter::new("warn")))
-        .with_writer(std::io::stderr)
+        // Every line redacted and escaped, rmcp's and reqwest's too
+        // (docs/security.md, "Redaction").
+        .with_writer(crate::logging::RedactingStderr)
         // Colour only for a terminal: logs redirected to a file stay plain.
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_target(false)
@@ -216,7 +218,7 @@ where
 }
 
 fn fatal(e: &anyhow::Error) -> u8 {
-    eprintln!("wasmgate: {e:#}");
+    eprintln!("wasmgate: {}", crate::terminal::line(&format!("{e:#}")));
     1
 }
 

@@ -2,6 +2,7 @@
 
 use crate::host::{Host, HostStatus};
 use crate::mcp::CallError;
+use crate::terminal::line as esc;
 use std::fmt::Write;
 
 fn json<T: serde::Serialize>(v: &T) -> String {
@@ -24,15 +25,15 @@ pub fn status(h: &Host, as_json: bool) -> String {
         st.os_family, st.gpu_class
     );
     let server_line = |o: &mut String, s: &crate::host::ServerStatusLine| {
-        let _ = write!(o, "  server {} ({})", s.name, s.transport);
+        let _ = write!(o, "  server {} ({})", esc(&s.name), s.transport);
         match &s.availability {
             Some(a) => {
                 let _ = write!(o, ": {}", a.state);
                 if let Some(v) = &a.version {
-                    let _ = write!(o, ", version {v}");
+                    let _ = write!(o, ", version {}", esc(v));
                 }
                 if let Some(p) = &a.path {
-                    let _ = write!(o, ", path {p}");
+                    let _ = write!(o, ", path {}", esc(p));
                 }
                 if let Some(m) = &a.min_version {
                     let _ = write!(o, ", min_version {m}");
@@ -42,11 +43,11 @@ pub fn status(h: &Host, as_json: bool) -> String {
         }
         let _ = writeln!(o);
         if let Some(m) = s.availability.as_ref().and_then(|a| a.message.as_ref()) {
-            let _ = writeln!(o, "    {m}");
+            let _ = writeln!(o, "    {}", esc(m));
         }
         let _ = write!(o, "    connection: {}", s.connection);
         if !s.tools.is_empty() {
-            let _ = write!(o, "; tools: {}", s.tools.join(", "));
+            let _ = write!(o, "; tools: {}", esc(&s.tools.join(", ")));
         }
         let _ = writeln!(o);
         for c in &s.collisions {
@@ -64,17 +65,17 @@ pub fn status(h: &Host, as_json: bool) -> String {
             );
         }
         if let Some(e) = &s.last_error {
-            let _ = writeln!(o, "    last error: {e}");
+            let _ = writeln!(o, "    last error: {}", esc(e));
         }
     };
     for p in &st.plugins {
         let _ = writeln!(
             o,
             "plugin {} {} ({}, {})",
-            p.name,
-            p.version,
+            esc(&p.name),
+            esc(&p.version),
             p.kind,
-            p.file.display()
+            esc(&p.file.display().to_string())
         );
         for s in st
             .servers
@@ -85,13 +86,13 @@ pub fn status(h: &Host, as_json: bool) -> String {
         }
         for k in st.skills.iter().filter(|k| k.plugin == p.name) {
             if k.visible {
-                let _ = writeln!(o, "  skill {}: visible", k.name);
+                let _ = writeln!(o, "  skill {}: visible", esc(&k.name));
             } else {
                 let _ = writeln!(
                     o,
                     "  skill {}: hidden ({})",
-                    k.name,
-                    k.hidden_because.join("; ")
+                    esc(&k.name),
+                    esc(&k.hidden_because.join("; "))
                 );
             }
         }
@@ -109,13 +110,13 @@ pub fn status(h: &Host, as_json: bool) -> String {
     if !st.problems.is_empty() {
         let _ = writeln!(o, "problems:");
         for p in &st.problems {
-            let _ = writeln!(o, "  {p}");
+            let _ = writeln!(o, "  {}", esc(&p.to_string()));
         }
     }
     if !st.warnings.is_empty() {
         let _ = writeln!(o, "warnings:");
         for w in &st.warnings {
-            let _ = writeln!(o, "  {w}");
+            let _ = writeln!(o, "  {}", esc(&w.to_string()));
         }
     }
     o
@@ -132,10 +133,10 @@ pub fn tools(h: &Host, as_json: bool) -> String {
         let _ = writeln!(
             o,
             "{}  ({} / {})  {}",
-            t.name,
-            t.server,
-            t.original_name,
-            first_line(&t.description)
+            esc(&t.name),
+            esc(&t.server),
+            esc(&t.original_name),
+            esc(first_line(&t.description))
         );
     }
     if tools.is_empty() {
@@ -149,10 +150,10 @@ pub fn tools(h: &Host, as_json: bool) -> String {
 /// their answer (`tools`, `call`).
 fn print_load_notes(h: &Host) {
     for p in h.problems() {
-        eprintln!("{p}");
+        eprintln!("{}", esc(&p.to_string()));
     }
     for w in h.warnings() {
-        eprintln!("warning: {w}");
+        eprintln!("warning: {}", esc(&w.to_string()));
     }
 }
 
@@ -168,9 +169,15 @@ pub fn skills(h: &Host, as_json: bool) -> String {
         } else {
             format!("hidden ({})", k.hidden_because.join("; "))
         };
-        let _ = writeln!(o, "{} (plugin {}): {}", k.name, k.plugin, state);
+        let _ = writeln!(
+            o,
+            "{} (plugin {}): {}",
+            esc(&k.name),
+            esc(&k.plugin),
+            esc(&state)
+        );
         if let Some(d) = &k.description {
-            let _ = writeln!(o, "  {}", first_line(d));
+            let _ = writeln!(o, "  {}", esc(first_line(d)));
         }
     }
     if h.skills().is_empty() {
@@ -188,7 +195,7 @@ pub async fn call(h: &Host, tool: &str, args: serde_json::Value, as_json: bool) 
                 print!("{}", json(&r));
             } else {
                 let text = r.text();
-                println!("{text}");
+                println!("{}", crate::terminal::text(&text));
                 if r.truncated_bytes > 0 {
                     eprintln!("(result cut: {} bytes left out)", r.truncated_bytes);
                 }
@@ -198,7 +205,7 @@ pub async fn call(h: &Host, tool: &str, args: serde_json::Value, as_json: bool) 
         Err(e) => {
             match &e {
                 CallError::UnknownTool { .. } => {
-                    eprintln!("wasmgate call: {e}");
+                    eprintln!("wasmgate call: {}", esc(&e.to_string()));
                     // `call` connects only the server that can own the name:
                     // say why its tool is not there.
                     let owner = h
@@ -207,14 +214,18 @@ pub async fn call(h: &Host, tool: &str, args: serde_json::Value, as_json: bool) 
                         .find(|s| crate::mcp::naming::may_own_tool(&s.spec.name, tool));
                     match owner {
                         Some(s) if !s.spec.enabled => {
-                            eprintln!("server '{}' is disabled (enabled: false)", s.spec.name)
+                            eprintln!(
+                                "server '{}' is disabled (enabled: false)",
+                                esc(&s.spec.name)
+                            )
                         }
                         Some(s) if !s.offerable() => eprintln!(
                             "server '{}' is not offered on this machine: {}",
-                            s.spec.name,
-                            s.message
+                            esc(&s.spec.name),
+                            esc(s
+                                .message
                                 .as_deref()
-                                .unwrap_or("its declaration is not offerable")
+                                .unwrap_or("its declaration is not offerable"))
                         ),
                         Some(s) => {
                             // A server that failed to connect: its error is
@@ -226,10 +237,10 @@ pub async fn call(h: &Host, tool: &str, args: serde_json::Value, as_json: bool) 
                                 .find(|l| l.name == s.spec.name)
                                 .and_then(|l| l.last_error.clone());
                             match failed {
-                                Some(err) => eprintln!("{err}"),
+                                Some(err) => eprintln!("{}", esc(&err)),
                                 None => eprintln!(
                                     "server '{}' does not offer this tool; `wasmgate tools` lists the offered tools",
-                                    s.spec.name
+                                    esc(&s.spec.name)
                                 ),
                             }
                         }
@@ -238,7 +249,7 @@ pub async fn call(h: &Host, tool: &str, args: serde_json::Value, as_json: bool) 
                         ),
                     }
                 }
-                _ => eprintln!("wasmgate call: {e}"),
+                _ => eprintln!("wasmgate call: {}", esc(&e.to_string())),
             }
             print_load_notes(h);
             1

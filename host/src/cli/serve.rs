@@ -154,8 +154,35 @@ pub fn read_token(file: Option<&Path>) -> anyhow::Result<Option<String>> {
     Ok(Some(token.to_owned()))
 }
 
+/// The warning for a token file that other users may read (unix: any
+/// group or other permission bit), naming its mode and the fix; `None` when
+/// only its owner can read it, or it cannot be inspected (reading it then
+/// reports the error).
+pub fn token_file_warning(path: &Path) -> Option<String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path).ok()?.permissions().mode() & 0o777;
+        (mode & 0o077 != 0).then(|| {
+            format!(
+                "--token-file {} can be read by other users (mode {mode:03o}); anyone who reads it can call every offered tool: run `chmod 600 {}`",
+                crate::terminal::line(&path.display().to_string()),
+                crate::terminal::line(&path.display().to_string())
+            )
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
+}
+
 /// Runs `wasmgate serve`; returns the exit code.
 pub async fn run(host: HostOptions, args: &ServeArgs) -> anyhow::Result<u8> {
+    if let Some(w) = args.token_file.as_deref().and_then(token_file_warning) {
+        eprintln!("wasmgate serve: warning: {w}");
+    }
     let token = match read_token(args.token_file.as_deref()) {
         Ok(t) => t,
         Err(e) => {
@@ -267,6 +294,23 @@ async fn handle_signals(gw: Gateway, stop: CancellationToken) {
 #[cfg(test)]
 mod tests {
     use super::parse_http_addr;
+
+    #[test]
+    #[cfg(unix)]
+    fn a_token_file_others_can_read_is_warned_about() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("t");
+        std::fs::write(&f, "tok").unwrap();
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(super::token_file_warning(&f), None);
+        for mode in [0o640, 0o604, 0o644] {
+            std::fs::set_permissions(&f, std::fs::Permissions::from_mode(mode)).unwrap();
+            let w = super::token_file_warning(&f).expect("a warning");
+            assert!(w.contains(&format!("mode {mode:03o}")), "{w}");
+            assert!(w.contains("chmod 600"), "{w}");
+        }
+    }
 
     #[test]
     fn tokens_are_one_word_of_visible_ascii_and_never_echoed() {

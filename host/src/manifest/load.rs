@@ -72,7 +72,11 @@ pub const MAX_QUOTED_INTEGERS: usize = 64;
 ///
 /// A key that appears twice in one mapping stays a whole-file error (YAML
 /// requires unique keys); the message names the key and its lines.
+///
+/// Text nested deeper than [`super::depth::MAX_DEPTH`] levels is refused
+/// before the parser sees it (the parser is quadratic in the depth).
 pub fn decode_yaml(text: &str) -> Result<Value, String> {
+    super::depth::check_depth(text, super::depth::MAX_DEPTH)?;
     let mut text = std::borrow::Cow::Borrowed(text);
     let mut quoted = 0;
     loop {
@@ -225,6 +229,7 @@ fn block_key_lines(text: &str, line: usize, col: usize, key: &str) -> Vec<usize>
 /// Decodes JSON text straight into the universal value type, keeping the
 /// order of object keys (OS blocks keep their input order, docs/declarations.md §1.2).
 pub fn decode_json(text: &str) -> Result<Value, String> {
+    super::depth::check_depth(text, super::depth::MAX_DEPTH)?;
     serde_json::from_str::<Value>(text).map_err(|e| format!("is not valid JSON: {e}"))
 }
 

@@ -3,6 +3,7 @@
 //! (`docs/declarations.md` §2a), plus config files' `mcp_servers`
 //! (`docs/mcp-client.md` §1).
 
+pub mod depth;
 pub mod files;
 pub mod load;
 mod num;

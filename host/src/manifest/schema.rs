@@ -622,6 +622,10 @@ pub fn server_from_value(
         (None, None) if app_endpoint => Some(Transport::AppEndpoint),
         _ => None,
     };
+    let secrets = transport
+        .as_ref()
+        .map(|t| interpolated_secrets(m, ctx, t))
+        .unwrap_or_default();
 
     let seconds = |key: &str, default: Duration, errs: &mut Vec<ManifestError>| match get(key) {
         None => default,
@@ -711,6 +715,7 @@ pub fn server_from_value(
             max_result_bytes,
             sampling,
             declaration,
+            secrets,
         }),
         _ => {
             // Every path to "no transport" pushes its reason; this is a
@@ -918,12 +923,13 @@ fn check_http_url(s: &str) -> Result<(), String> {
     if s.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return Err(format!("{WHAT}, without spaces or control characters"));
     }
-    let mut u = url::Url::parse(s).map_err(|e| format!("{WHAT}: {e}"))?;
+    let u = url::Url::parse(s).map_err(|e| format!("{WHAT}: {e}"))?;
     if !u.username().is_empty() || u.password().is_some() {
-        let _ = u.set_username("");
-        let _ = u.set_password(None);
+        // Neither the user name nor the password is echoed, nor a query
+        // value (`?sig=` is a credential too).
         return Err(format!(
-            "must not carry a user name or password; send credentials in headers (Authorization) and write the URL as {u}"
+            "must not carry a user name or password; send credentials in headers (Authorization) and write the URL as {}",
+            crate::mcp::redact::display_url(u.as_str())
         ));
     }
     if u.host_str().is_none_or(str::is_empty) {
@@ -1035,6 +1041,43 @@ fn not_granted_tail(plugin: Option<&str>, var: &str) -> String {
     format!(
         "a plugin's manifest may not read the host environment; the user may grant it in the config file (plugins: {{{name}: {{env_grants: [{var}]}}}}); this server is left out"
     )
+}
+
+/// The secrets of a server's `${VAR}`s: for each `env` / `headers` entry
+/// whose written value references a variable that is set, the value the
+/// variable stood for and the entry's final value ([`ServerSpec::secrets`]).
+fn interpolated_secrets(m: &Mapping, ctx: &ManifestContext, transport: &Transport) -> Vec<String> {
+    let (field, values) = match transport {
+        Transport::Stdio { env, .. } => ("env", env),
+        Transport::Http { headers, .. } => ("headers", headers),
+        Transport::AppEndpoint => return Vec::new(),
+    };
+    let Some(Value::Mapping(raw)) = m.get(field) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (k, v) in raw {
+        let (Some(key), Some(text)) = (k.as_str(), scalar_text(v)) else {
+            continue;
+        };
+        let mut used = Vec::new();
+        let mut rest = text.as_str();
+        while let Some(start) = rest.find("${") {
+            let after = &rest[start + 2..];
+            let Some(end) = after.find('}') else { break };
+            let body = after[..end].trim();
+            let var = body.strip_prefix("env:").unwrap_or(body).trim();
+            if let Some(val) = ctx.env.get(var) {
+                used.push(val.clone());
+            }
+            rest = &after[end + 1..];
+        }
+        if !used.is_empty() {
+            out.extend(used);
+            out.extend(values.get(key).cloned());
+        }
+    }
+    out
 }
 
 /// Replaces `${VAR}` and `${env:VAR}` with values from `env` (`docs/mcp-client.md` §1).

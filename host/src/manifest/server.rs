@@ -65,6 +65,11 @@ pub struct ServerSpec {
     pub sampling: SamplingPolicy,
     /// The server's application declaration, when it has `app:` or `requires:`.
     pub declaration: Option<Declaration>,
+    /// The values its `${VAR}` / `${env:VAR}` references in `env` and
+    /// `headers` stood for, and the whole values they are part of: secrets,
+    /// redacted also in successful tool results (docs/security.md,
+    /// "Redaction"). Empty by default.
+    pub secrets: Vec<String>,
 }
 
 impl ServerSpec {
@@ -84,6 +89,7 @@ impl ServerSpec {
             max_result_bytes: super::schema::DEFAULT_MAX_RESULT_BYTES,
             sampling: SamplingPolicy::default(),
             declaration: None,
+            secrets: Vec::new(),
         }
     }
 }

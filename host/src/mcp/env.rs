@@ -41,14 +41,25 @@ pub const WINDOWS_BASELINE: &[&str] = &[
     "WINDIR",
 ];
 
-/// Whether a host variable belongs to the baseline: an exact [`BASELINE`]
-/// name, any `XDG_*`, or a [`WINDOWS_BASELINE`] name in any case.
+/// Whether a host variable belongs to the baseline on this OS: see
+/// [`is_baseline_on`].
 pub fn is_baseline(name: &str) -> bool {
+    is_baseline_on(name, cfg!(windows))
+}
+
+/// Whether a host variable belongs to the baseline: an exact [`BASELINE`]
+/// name, any `XDG_*`, or — on Windows only (`windows`), where variable
+/// names are case-insensitive — a [`WINDOWS_BASELINE`] name in any case.
+/// Elsewhere names are case-sensitive and the Windows names mean nothing:
+/// `tmp` or `Public` on Linux are ordinary variables a child does not get
+/// (docs/security.md, "MCP client bounds").
+pub fn is_baseline_on(name: &str, windows: bool) -> bool {
     BASELINE.contains(&name)
         || name.starts_with("XDG_")
-        || WINDOWS_BASELINE
-            .iter()
-            .any(|w| w.eq_ignore_ascii_case(name))
+        || (windows
+            && WINDOWS_BASELINE
+                .iter()
+                .any(|w| w.eq_ignore_ascii_case(name)))
 }
 
 /// Builds a child's environment from the host's variables `host`: the
@@ -108,17 +119,22 @@ mod tests {
     fn only_baseline_passes() {
         let out = child_env(host(), &BTreeMap::new(), &[]);
         let keys: Vec<&str> = out.keys().map(String::as_str).collect();
-        assert_eq!(
-            keys,
-            vec![
-                "HOME",
-                "LOGNAME",
-                "PATH",
-                "SystemRoot",
-                "TZ",
-                "XDG_CONFIG_HOME"
-            ]
-        );
+        let mut expected = vec!["HOME", "LOGNAME", "PATH", "TZ", "XDG_CONFIG_HOME"];
+        if cfg!(windows) {
+            expected.insert(3, "SystemRoot");
+        }
+        assert_eq!(keys, expected);
+    }
+
+    #[test]
+    fn windows_names_match_in_any_case_only_on_windows() {
+        for name in ["tmp", "Public", "SystemRoot", "windir"] {
+            assert!(is_baseline_on(name, true), "{name}");
+            assert!(!is_baseline_on(name, false), "{name}");
+        }
+        assert!(is_baseline_on("PATH", false));
+        assert!(!is_baseline_on("path", false));
+        assert!(!is_baseline_on("TMP", false));
     }
 
     #[test]

@@ -26,6 +26,62 @@ use super::sampling::{self, SamplingDenied, SamplingRequest, SamplingSetup};
 /// Longest server log message forwarded, in characters.
 const MAX_LOG_CHARS: usize = 2000;
 
+/// Most log notifications of one session written to the log per second;
+/// the others are counted and reported in one "suppressed N" line
+/// (docs/security.md, "MCP client bounds").
+pub const LOG_NOTIFICATIONS_PER_SECOND: u32 = 20;
+
+/// The log rate limit of one session: a one-second window.
+#[derive(Debug, Default)]
+pub(crate) struct LogLimit {
+    server: String,
+    window: Option<std::time::Instant>,
+    in_window: u32,
+    suppressed: u64,
+}
+
+impl LogLimit {
+    /// Whether one more notification may be written now.
+    fn admit(&mut self, server: &str) -> bool {
+        let now = std::time::Instant::now();
+        if self
+            .window
+            .is_none_or(|w| now.duration_since(w) >= std::time::Duration::from_secs(1))
+        {
+            self.report();
+            self.window = Some(now);
+            self.in_window = 0;
+        }
+        self.server = server.to_string();
+        if self.in_window < LOG_NOTIFICATIONS_PER_SECOND {
+            self.in_window += 1;
+            true
+        } else {
+            self.suppressed += 1;
+            false
+        }
+    }
+
+    /// The "suppressed N" line for what was held back, once.
+    fn report(&mut self) {
+        if self.suppressed > 0 {
+            tracing::warn!(
+                target: "wasmgate::mcp::server_log",
+                server = %crate::terminal::line(&self.server),
+                "suppressed {} log notification(s) of this server (more than {LOG_NOTIFICATIONS_PER_SECOND} a second)",
+                self.suppressed
+            );
+            self.suppressed = 0;
+        }
+    }
+}
+
+impl Drop for LogLimit {
+    fn drop(&mut self) {
+        self.report();
+    }
+}
+
 /// Client handler for one session of one server.
 #[derive(Clone)]
 pub(crate) struct Handler {
@@ -39,6 +95,8 @@ pub(crate) struct Handler {
     pub redactor: Redactor,
     /// Sampling for this server; `None` = the capability is not advertised.
     pub sampling: Option<SamplingSetup>,
+    /// The rate limit of its log notifications (one per session).
+    pub log_limit: std::sync::Arc<std::sync::Mutex<LogLimit>>,
     /// Coalesces `notifications/tools/list_changed` of this session.
     pub refresh: Arc<Mutex<Refresh>>,
 }
@@ -188,15 +246,29 @@ impl ClientHandler for Handler {
         params: LoggingMessageNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
+        let admitted = self
+            .log_limit
+            .lock()
+            .map(|mut l| l.admit(&self.server))
+            .unwrap_or(false);
+        if !admitted {
+            return;
+        }
         let data = match &params.data {
             serde_json::Value::String(s) => s.clone(),
             other => other.to_string(),
         };
+        // Redact, then cut, then escape: a line break in the data must not
+        // forge a log line, nor an escape sequence act on the terminal.
         let mut data = self.redactor.redact(&data);
         if data.chars().count() > MAX_LOG_CHARS {
             data = data.chars().take(MAX_LOG_CHARS).collect::<String>() + "... [truncated]";
         }
-        let logger = params.logger.as_deref().unwrap_or("");
+        let data = crate::terminal::line(&data).into_owned();
+        let logger = self.redactor.redact(&crate::terminal::line(
+            params.logger.as_deref().unwrap_or(""),
+        ));
+        let logger = logger.as_str();
         match params.level {
             LoggingLevel::Debug => {
                 tracing::debug!(target: "wasmgate::mcp::server_log", server = %self.server, logger, "{data}")

@@ -12,24 +12,58 @@
 //! `CallToolResult`; requests (on the server side) are parsed directly as
 //! requests. Every other line, and any line the direct parse does not fit,
 //! goes through the same generic parse as rmcp's. Framing as rmcp's: one
-//! message per line, a trailing `\r` and a UTF-8 BOM are ignored, a line over
-//! the length limit is discarded, a line that is not JSON is ignored, and
-//! JSON that is no MCP message is answered with "Invalid Request".
+//! message per line, a trailing `\r` and a UTF-8 BOM are ignored, and JSON
+//! that is no MCP message is answered with "Invalid Request".
+//!
+//! A line that cannot be read — over the length limit, not UTF-8, not JSON,
+//! or JSON nested deeper than serde_json's limit of 128 levels — is dropped
+//! by rmcp, and the request it answered then waits its whole timeout. Here
+//! (client side) it fails the request it answers at once with what was
+//! wrong (docs/security.md, "MCP client bounds"): the line's `id` is read
+//! from its first and last KiB (or from the whole line when it was read),
+//! and when no request's id is found there, a line that looks like a
+//! response fails every request in flight. A `tools/list` page over
+//! [`MAX_TOOLS_PAGE_BYTES`] and a `tools/call` result with more than
+//! [`MAX_CONTENT_BLOCKS`] content blocks are bounded the same way.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
-    CallToolRequest, CallToolResult, ClientJsonRpcMessage, ClientRequest, JsonRpcMessage,
-    JsonRpcRequest, JsonRpcResponse, RequestId, ServerJsonRpcMessage, ServerResult,
+    CallToolRequest, CallToolResult, ClientJsonRpcMessage, ClientNotification, ClientRequest,
+    ContentBlock, JsonRpcMessage, JsonRpcRequest, JsonRpcResponse, RequestId, ServerJsonRpcMessage,
+    ServerResult,
 };
 use rmcp::service::{RoleClient, RoleServer, RxJsonRpcMessage, ServiceRole, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
-/// Ids of sent `tools/call` requests still waiting for their response.
-type Pending = Arc<Mutex<HashSet<RequestId>>>;
+/// Most content blocks kept of one `tools/call` result; the rest are left
+/// out (never parsed) and a text block says how many.
+pub const MAX_CONTENT_BLOCKS: usize = 1000;
+
+/// Largest `tools/list` response line, in bytes; a larger page fails that
+/// `tools/list` request (parsed tools take ~40× their bytes in memory).
+pub const MAX_TOOLS_PAGE_BYTES: usize = 4 * 1024 * 1024;
+
+/// Bytes kept of each end of a line, to find its `id` when the line itself
+/// cannot be read.
+const ID_WINDOW: usize = 1024;
+
+/// What a request in flight asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// `tools/call`: its response takes the direct parse.
+    Call,
+    /// `tools/list`: its response is bounded by [`MAX_TOOLS_PAGE_BYTES`].
+    ListTools,
+    /// Anything else.
+    Other,
+}
+
+/// Ids of sent requests still waiting for their response.
+type Pending = Arc<Mutex<HashMap<RequestId, Kind>>>;
 
 /// Most ids remembered; past it the set is cleared (a peer that never
 /// answers cancelled calls must not grow it without bound). A forgotten id
@@ -43,34 +77,78 @@ pub(crate) trait FastParse: ServiceRole {
     fn note_sent(message: &TxJsonRpcMessage<Self>, pending: &Pending);
     /// The direct parse of `line`, when it applies.
     fn parse_direct(line: &[u8], pending: &Pending) -> Option<RxJsonRpcMessage<Self>>;
+    /// The answers for the requests a line that cannot be read (`why`)
+    /// answered; none by default (the line is dropped, as rmcp does).
+    fn refuse(_line: &Line<'_>, _why: &str, _pending: &Pending) -> Vec<RxJsonRpcMessage<Self>> {
+        Vec::new()
+    }
+    /// An error answer when a whole line of `len` bytes is too big for the
+    /// request it answers.
+    fn too_big(_len: usize, _line: &[u8], _pending: &Pending) -> Option<RxJsonRpcMessage<Self>> {
+        None
+    }
+    /// Notes a received message (its request is no longer in flight).
+    fn note_received(_message: &RxJsonRpcMessage<Self>, _pending: &Pending) {}
 }
 
-fn lock(p: &Pending) -> std::sync::MutexGuard<'_, HashSet<RequestId>> {
+fn lock(p: &Pending) -> std::sync::MutexGuard<'_, HashMap<RequestId, Kind>> {
     p.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl FastParse for RoleClient {
     fn note_sent(message: &ClientJsonRpcMessage, pending: &Pending) {
-        if let JsonRpcMessage::Request(r) = message
-            && matches!(r.request, ClientRequest::CallToolRequest(_))
-        {
-            let mut p = lock(pending);
-            if p.len() >= MAX_PENDING {
-                p.clear();
+        match message {
+            JsonRpcMessage::Request(r) => {
+                let kind = match r.request {
+                    ClientRequest::CallToolRequest(_) => Kind::Call,
+                    ClientRequest::ListToolsRequest(_) => Kind::ListTools,
+                    _ => Kind::Other,
+                };
+                let mut p = lock(pending);
+                if p.len() >= MAX_PENDING {
+                    p.clear();
+                }
+                p.insert(r.id.clone(), kind);
             }
-            p.insert(r.id.clone());
+            // A cancelled request gets no answer.
+            JsonRpcMessage::Notification(n) => {
+                if let ClientNotification::CancelledNotification(c) = &n.notification
+                    && let Some(id) = &c.params.request_id
+                {
+                    lock(pending).remove(id);
+                }
+            }
+            _ => {}
         }
     }
 
     fn parse_direct(line: &[u8], pending: &Pending) -> Option<ServerJsonRpcMessage> {
+        // O(1) per line (a scan for a pending call would be O(calls in
+        // flight)); a response to another request fails the typed parse or
+        // the id check below and takes the generic parse.
         if lock(pending).is_empty() {
             return None;
         }
+        // A line that could hold more blocks than are kept: count them
+        // first (no allocation), and parse only the kept ones if there are
+        // too many.
+        if line.len() > MAX_CONTENT_BLOCKS * 24
+            && let Ok(c) = serde_json::from_slice::<CountResponse>(line)
+            && c.result.content.0 > MAX_CONTENT_BLOCKS
+            && lock(pending).get(&c.id) == Some(&Kind::Call)
+        {
+            lock(pending).remove(&c.id);
+            return Some(cut_call_result(line, c.id, c.result.content.0));
+        }
         let r: JsonRpcResponse<CallToolResult> = serde_json::from_slice(line).ok()?;
-        if !lock(pending).remove(&r.id) {
-            // A response, but not to a tools/call we sent: parse it as what
-            // it is.
-            return None;
+        {
+            let mut p = lock(pending);
+            if p.get(&r.id) != Some(&Kind::Call) {
+                // A response, but not to a tools/call we sent: parse it as
+                // what it is.
+                return None;
+            }
+            p.remove(&r.id);
         }
         Some(JsonRpcMessage::Response(JsonRpcResponse {
             jsonrpc: r.jsonrpc,
@@ -78,6 +156,235 @@ impl FastParse for RoleClient {
             result: ServerResult::CallToolResult(r.result),
         }))
     }
+
+    fn refuse(line: &Line<'_>, why: &str, pending: &Pending) -> Vec<RxJsonRpcMessage<Self>> {
+        let ids = ids_of_bad_line(line, pending);
+        let mut p = lock(pending);
+        ids.into_iter()
+            .filter_map(|id| {
+                p.remove(&id)?;
+                Some(JsonRpcMessage::error(
+                    rmcp::ErrorData::internal_error(
+                        format!("the server's answer could not be read: {why}"),
+                        None,
+                    ),
+                    Some(id),
+                ))
+            })
+            .collect()
+    }
+
+    fn too_big(len: usize, line: &[u8], pending: &Pending) -> Option<RxJsonRpcMessage<Self>> {
+        if len <= MAX_TOOLS_PAGE_BYTES || !lock(pending).values().any(|k| *k == Kind::ListTools) {
+            return None;
+        }
+        let id = serde_json::from_slice::<IdOnly>(line).ok()?.id?;
+        let mut p = lock(pending);
+        if p.get(&id) != Some(&Kind::ListTools) {
+            return None;
+        }
+        p.remove(&id);
+        Some(JsonRpcMessage::error(
+            rmcp::ErrorData::internal_error(
+                format!(
+                    "the tools/list page is {len} bytes, over the limit of {MAX_TOOLS_PAGE_BYTES} bytes per page"
+                ),
+                None,
+            ),
+            Some(id),
+        ))
+    }
+
+    fn note_received(message: &RxJsonRpcMessage<Self>, pending: &Pending) {
+        let id = match message {
+            JsonRpcMessage::Response(r) => Some(&r.id),
+            JsonRpcMessage::Error(e) => e.id.as_ref(),
+            _ => None,
+        };
+        if let Some(id) = id {
+            lock(pending).remove(id);
+        }
+    }
+}
+
+/// Just the `id` of a message (every other field skipped unparsed).
+#[derive(serde::Deserialize)]
+struct IdOnly {
+    #[serde(default)]
+    id: Option<RequestId>,
+    /// Present on a request or notification (whose id is the peer's own).
+    #[serde(default)]
+    method: Option<serde::de::IgnoredAny>,
+}
+
+/// A response's id and the number of its result's content blocks.
+#[derive(serde::Deserialize)]
+struct CountResponse {
+    id: RequestId,
+    result: CountResult,
+}
+
+#[derive(serde::Deserialize)]
+struct CountResult {
+    #[serde(default)]
+    content: Count,
+}
+
+/// The length of a JSON array, its items skipped unparsed.
+#[derive(Default)]
+struct Count(usize);
+
+impl<'de> serde::Deserialize<'de> for Count {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Count;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an array")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut a: A) -> Result<Count, A::Error> {
+                let mut n = 0;
+                while a.next_element::<serde::de::IgnoredAny>()?.is_some() {
+                    n += 1;
+                }
+                Ok(Count(n))
+            }
+        }
+        d.deserialize_seq(V)
+    }
+}
+
+/// The first [`MAX_CONTENT_BLOCKS`] items of an array, the rest skipped.
+struct FirstBlocks(Vec<ContentBlock>);
+
+impl<'de> serde::Deserialize<'de> for FirstBlocks {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = FirstBlocks;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an array of content blocks")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<FirstBlocks, A::Error> {
+                let mut kept = Vec::with_capacity(MAX_CONTENT_BLOCKS);
+                while kept.len() < MAX_CONTENT_BLOCKS {
+                    match a.next_element::<ContentBlock>()? {
+                        Some(b) => kept.push(b),
+                        None => return Ok(FirstBlocks(kept)),
+                    }
+                }
+                while a.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(FirstBlocks(kept))
+            }
+        }
+        d.deserialize_seq(V)
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct CutResponse {
+    result: CutResult,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CutResult {
+    content: FirstBlocks,
+    #[serde(default)]
+    structured_content: Option<serde_json::Value>,
+    #[serde(default)]
+    is_error: Option<bool>,
+}
+
+/// The note that ends a result whose blocks were cut.
+pub(crate) fn blocks_cut_note(total: usize) -> String {
+    format!(
+        "[result truncated: {} of {total} content blocks left out (at most {MAX_CONTENT_BLOCKS} are kept)]",
+        total.saturating_sub(MAX_CONTENT_BLOCKS)
+    )
+}
+
+/// A `tools/call` response with more than [`MAX_CONTENT_BLOCKS`] blocks:
+/// the first ones and a note, or an error when even those cannot be read.
+fn cut_call_result(line: &[u8], id: RequestId, total: usize) -> ServerJsonRpcMessage {
+    match serde_json::from_slice::<CutResponse>(line) {
+        Ok(r) => {
+            let mut content = r.result.content.0;
+            content.push(ContentBlock::text(blocks_cut_note(total)));
+            let mut result = CallToolResult::success(content);
+            result.is_error = r.result.is_error;
+            result.structured_content = r.result.structured_content;
+            JsonRpcMessage::Response(JsonRpcResponse {
+                jsonrpc: rmcp::model::JsonRpcVersion2_0,
+                id,
+                result: ServerResult::CallToolResult(result),
+            })
+        }
+        Err(e) => JsonRpcMessage::error(
+            rmcp::ErrorData::internal_error(
+                format!(
+                    "the result has {total} content blocks (at most {MAX_CONTENT_BLOCKS} are kept) and its first ones cannot be read: {e}"
+                ),
+                None,
+            ),
+            Some(id),
+        ),
+    }
+}
+
+/// A line that could not be read: its first and last [`ID_WINDOW`] bytes,
+/// and the whole of it when it was kept.
+pub(crate) struct Line<'a> {
+    head: &'a [u8],
+    tail: &'a [u8],
+    whole: Option<&'a [u8]>,
+}
+
+/// The ids of requests in flight that a bad line answers: its `id` when it
+/// can be found (the whole line's, else one in its head or tail that names
+/// a request in flight); else, when the line looks like a response, every
+/// request in flight; else none (a bad notification or request answers
+/// nothing).
+fn ids_of_bad_line(line: &Line<'_>, pending: &Pending) -> Vec<RequestId> {
+    static ID: std::sync::LazyLock<regex::bytes::Regex> = std::sync::LazyLock::new(|| {
+        regex::bytes::Regex::new(r#""id"\s*:\s*(-?[0-9]+|"(?:[^"\\]|\\.){0,200}")"#)
+            .expect("id pattern")
+    });
+    if let Some(whole) = line.whole
+        && let Ok(m) = serde_json::from_slice::<IdOnly>(whole)
+    {
+        return match (m.method, m.id) {
+            (None, Some(id)) => vec![id],
+            _ => Vec::new(),
+        };
+    }
+    // A request or notification of the peer's (its `method` comes before
+    // any `result` or `error`) answers nothing of ours.
+    let head = line.head;
+    let first = |needle: &[u8]| {
+        head.windows(needle.len())
+            .position(|w| w == needle)
+            .unwrap_or(usize::MAX)
+    };
+    let method = first(b"\"method\"");
+    let answer = first(b"\"result\"").min(first(b"\"error\""));
+    if method < answer {
+        return Vec::new();
+    }
+    let p = lock(pending);
+    for part in [line.head, line.tail] {
+        for c in ID.captures_iter(part) {
+            if let Ok(id) = serde_json::from_slice::<RequestId>(&c[1])
+                && p.contains_key(&id)
+            {
+                return vec![id];
+            }
+        }
+    }
+    p.keys().cloned().collect()
 }
 
 impl FastParse for RoleServer {
@@ -113,11 +420,19 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 pub(crate) type NoiseHook = Box<dyn Fn(&[u8]) + Send + Sync>;
 
 /// The transport: reads lines from `R`, writes lines to `W`.
-pub(crate) struct LineTransport<Role, R, W> {
+pub(crate) struct LineTransport<Role: ServiceRole, R, W> {
     read: BufReader<R>,
     line: Vec<u8>,
     max_line: usize,
     discarding: bool,
+    /// While discarding: the line's first and last [`ID_WINDOW`] bytes and
+    /// its length so far.
+    head: Vec<u8>,
+    tail: VecDeque<u8>,
+    discarded: usize,
+    /// Answers made up for requests whose real answer could not be read,
+    /// handed out before the next line is read.
+    made_up: VecDeque<RxJsonRpcMessage<Role>>,
     write: Arc<tokio::sync::Mutex<Option<W>>>,
     pending: Pending,
     noise: Option<NoiseHook>,
@@ -126,6 +441,7 @@ pub(crate) struct LineTransport<Role, R, W> {
 
 impl<Role, R, W> LineTransport<Role, R, W>
 where
+    Role: ServiceRole,
     R: AsyncRead + Unpin,
 {
     /// A transport over `read` and `write`; a line over `max_line` bytes is
@@ -136,6 +452,10 @@ where
             line: Vec::with_capacity(8 * 1024),
             max_line,
             discarding: false,
+            head: Vec::new(),
+            tail: VecDeque::new(),
+            discarded: 0,
+            made_up: VecDeque::new(),
             write: Arc::new(tokio::sync::Mutex::new(Some(write))),
             pending: Pending::default(),
             noise: None,
@@ -182,6 +502,9 @@ where
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<Role>> {
         loop {
+            if let Some(m) = self.made_up.pop_front() {
+                return Some(m);
+            }
             // Cancel safe: `read_until` appends to `self.line`, which is
             // cleared only once a whole line was taken, so a read dropped by
             // the service loop's `select!` resumes where it stopped.
@@ -199,22 +522,50 @@ where
                 Some(i) => (i + 1, true),
                 None => (buf.len(), false),
             };
-            if !self.discarding {
+            if self.discarding {
+                // Keep only the last ID_WINDOW bytes (the id may be last).
+                let part = &buf[..used];
+                self.discarded += part.len();
+                let keep = &part[part.len().saturating_sub(ID_WINDOW)..];
+                self.tail.extend(keep);
+                while self.tail.len() > ID_WINDOW {
+                    self.tail.pop_front();
+                }
+            } else {
                 self.line.extend_from_slice(&buf[..used]);
             }
             self.read.consume(used);
             if !complete {
-                if self.line.len() > self.max_line {
+                if !self.discarding && self.line.len() > self.max_line {
                     tracing::error!(
                         max_line_length = self.max_line,
                         "Incoming message exceeded the maximum line length, discarding it"
                     );
-                    self.line.clear();
+                    self.head = self.line[..ID_WINDOW.min(self.line.len())].to_vec();
+                    self.tail = self.line[self.line.len().saturating_sub(ID_WINDOW)..]
+                        .iter()
+                        .copied()
+                        .collect();
+                    self.discarded = self.line.len();
+                    self.line = Vec::with_capacity(8 * 1024);
                     self.discarding = true;
                 }
                 continue;
             }
             if std::mem::take(&mut self.discarding) {
+                let tail: Vec<u8> = std::mem::take(&mut self.tail).into();
+                let head = std::mem::take(&mut self.head);
+                let why = format!(
+                    "its line of {} bytes is longer than the limit of {} bytes",
+                    self.discarded, self.max_line
+                );
+                let line = Line {
+                    head: &head,
+                    tail: &tail,
+                    whole: None,
+                };
+                self.made_up
+                    .extend(Role::refuse(&line, &why, &self.pending));
                 continue;
             }
             if let Some(hook) = &self.noise {
@@ -231,11 +582,28 @@ where
                     }
                 }
             }
+            if let Some(m) = Role::too_big(self.line.len(), &self.line, &self.pending) {
+                self.line.clear();
+                return Some(m);
+            }
             let parsed = parse::<Role>(&self.line, &self.pending);
-            self.line.clear();
             match parsed {
-                Parsed::Message(m) => return Some(m),
+                Parsed::Message(m) => {
+                    self.line.clear();
+                    Role::note_received(&m, &self.pending);
+                    return Some(m);
+                }
                 Parsed::Skip => {}
+                Parsed::Bad(why) => {
+                    let n = self.line.len();
+                    let line = Line {
+                        head: &self.line[..ID_WINDOW.min(n)],
+                        tail: &self.line[n.saturating_sub(ID_WINDOW)..],
+                        whole: Some(&self.line),
+                    };
+                    self.made_up
+                        .extend(Role::refuse(&line, &why, &self.pending));
+                }
                 Parsed::Invalid => {
                     // Well-formed JSON that is no MCP message: answer
                     // "Invalid Request" as rmcp does (a request left
@@ -248,6 +616,7 @@ where
                     tokio::spawn(self.send(reply));
                 }
             }
+            self.line.clear();
         }
     }
 
@@ -272,6 +641,9 @@ enum Parsed<M> {
     /// Blank, or not JSON: ignored (answering garbage could start an error
     /// storm with a peer that echoes it).
     Skip,
+    /// Meant as a message (it starts with `{`) but cannot be read: not
+    /// UTF-8, not JSON, or nested too deep; the reason.
+    Bad(String),
     /// JSON, but no MCP message.
     Invalid,
 }
@@ -310,6 +682,21 @@ fn parse<Role: FastParse>(line: &[u8], pending: &Pending) -> Parsed<RxJsonRpcMes
             serde_json::error::Category::Data => {
                 tracing::debug!("Protocol error on an incoming message: {e}");
                 Parsed::Invalid
+            }
+            _ if line.trim_ascii_start().starts_with(b"{") => {
+                tracing::debug!("An incoming message cannot be read: {e}");
+                let why = match std::str::from_utf8(line) {
+                    Err(u) => format!(
+                        "it is not valid UTF-8 (byte {} of {})",
+                        u.valid_up_to() + 1,
+                        line.len()
+                    ),
+                    Ok(_) if e.to_string().contains("recursion limit") => {
+                        "its JSON is nested deeper than 128 levels".to_string()
+                    }
+                    Ok(_) => format!("it is not valid JSON ({e})"),
+                };
+                Parsed::Bad(why)
             }
             _ => {
                 tracing::debug!("Ignoring an incoming line that is not JSON: {e}");
@@ -379,6 +766,59 @@ mod tests {
             parse::<RoleClient>(br#"{"jsonrpc":"2.0","id":1}"#, &pending),
             Parsed::Invalid
         ));
+    }
+
+    #[test]
+    fn a_bad_line_fails_the_request_it_answers_or_every_one_in_flight() {
+        let pending = Pending::default();
+        for id in [1, 2] {
+            lock(&pending).insert(RequestId::Number(id), Kind::Call);
+        }
+        let line = |head: &'static [u8], tail: &'static [u8]| Line {
+            head,
+            tail,
+            whole: None,
+        };
+        // The id at the start (most SDKs) or at the end (TypeScript's order).
+        let head = br#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"xx"#;
+        assert_eq!(
+            ids_of_bad_line(&line(head, br#"xx"}]}}"#), &pending),
+            vec![RequestId::Number(2)]
+        );
+        let tail = br#"xx"}]},"jsonrpc":"2.0","id":1}"#;
+        assert_eq!(
+            ids_of_bad_line(&line(br#"{"result":{"content":[{"id":7,"#, tail), &pending),
+            vec![RequestId::Number(1)]
+        );
+        // No id of ours: a response fails all, a notification none.
+        let mut all = ids_of_bad_line(&line(br#"{"result":{"x":"#, br#""}}"#), &pending);
+        all.sort_by_key(|id| id.to_string());
+        assert_eq!(all.len(), 2);
+        assert!(
+            ids_of_bad_line(
+                &line(
+                    br#"{"jsonrpc":"2.0","method":"notifications/message","#,
+                    b"}"
+                ),
+                &pending
+            )
+            .is_empty()
+        );
+        // A whole line's own id wins; a server request's id is not ours.
+        let whole: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"t\":\"\xff\"}}";
+        let l = Line {
+            head: whole,
+            tail: whole,
+            whole: Some(whole),
+        };
+        assert_eq!(ids_of_bad_line(&l, &pending), vec![RequestId::Number(1)]);
+        let req: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"sampling/createMessage\",\"params\":\"\xff\"}";
+        let l = Line {
+            head: req,
+            tail: req,
+            whole: Some(req),
+        };
+        assert!(ids_of_bad_line(&l, &pending).is_empty());
     }
 
     #[test]

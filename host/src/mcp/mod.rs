@@ -50,6 +50,17 @@ use transport::{ChildGuard, SHUTDOWN_GRACE};
 
 /// Most `tools/list` pages read from one server.
 pub const MAX_TOOL_PAGES: usize = 100;
+/// Most tools kept of one server; the listing stops there with a warning.
+pub const MAX_TOOLS_PER_SERVER: usize = 10_000;
+/// Most bytes of tool definitions (as JSON) kept of one server; the listing
+/// stops there with a warning. One page is at most
+/// [`line_transport::MAX_TOOLS_PAGE_BYTES`] over stdio.
+pub const MAX_TOOLS_BYTES_PER_SERVER: usize = 16 * 1024 * 1024;
+/// How often a connected stdio child is checked for having exited (a
+/// helper it started may keep its stdout open, so no end of stream comes).
+const CHILD_WATCH: Duration = Duration::from_millis(100);
+pub use handler::LOG_NOTIFICATIONS_PER_SECOND;
+pub use line_transport::{MAX_CONTENT_BLOCKS, MAX_TOOLS_PAGE_BYTES};
 
 /// The troubleshooting line when there is nothing to connect.
 pub const NO_SERVERS_CONFIGURED: &str = "no MCP servers configured: add an entry under `mcp_servers` in the config file, or load a plugin that brings one";
@@ -605,19 +616,48 @@ async fn list_tools_paged(
     let mut tools = Vec::new();
     let mut cursor: Option<String> = None;
     let mut seen: HashSet<String> = HashSet::new();
-    for _ in 0..MAX_TOOL_PAGES {
-        let page = peer
+    let mut bytes = 0usize;
+    for n in 0..MAX_TOOL_PAGES {
+        let page = match peer
             .list_tools(Some(
                 PaginatedRequestParams::default().with_cursor(cursor.clone()),
             ))
-            .await?;
-        tools.extend(page.tools);
+            .await
+        {
+            Ok(p) => p,
+            // A later page that fails (too big, unreadable) ends the
+            // listing; the tools read so far are kept.
+            Err(e) if n > 0 => {
+                tracing::warn!(
+                    server,
+                    "tools/list page {} failed ({}); stopping at {} tools",
+                    n + 1,
+                    crate::terminal::line(&e.to_string()),
+                    tools.len()
+                );
+                return Ok(tools);
+            }
+            Err(e) => return Err(e),
+        };
+        for t in page.tools {
+            bytes += serde_json::to_vec(&t).map_or(0, |v| v.len());
+            if tools.len() >= MAX_TOOLS_PER_SERVER || bytes > MAX_TOOLS_BYTES_PER_SERVER {
+                tracing::warn!(
+                    server,
+                    "tools/list exceeded {MAX_TOOLS_PER_SERVER} tools or {MAX_TOOLS_BYTES_PER_SERVER} bytes of tool definitions; stopping at {} tools",
+                    tools.len()
+                );
+                return Ok(tools);
+            }
+            tools.push(t);
+        }
         match page.next_cursor {
             Some(next) if !next.is_empty() => {
                 if !seen.insert(next.clone()) {
                     tracing::warn!(
                         server,
-                        "tools/list cursor '{next}' does not advance; stopping at {} tools",
+                        "tools/list cursor '{}' does not advance; stopping at {} tools",
+                        crate::terminal::line(&crate::terminal::cut_chars(&next, 100)),
                         tools.len()
                     );
                     return Ok(tools);
@@ -759,6 +799,7 @@ async fn connect_attempt(
         redactor: redactor.clone(),
         sampling: inner.sampling_setup(spec),
         refresh: Default::default(),
+        log_limit: Default::default(),
     };
     let child_slot = Mutex::new(None);
     let attempt = async {
@@ -827,6 +868,7 @@ fn install(inner: &Arc<Inner>, name: &str, connected: Connected) -> bool {
         redactor,
     } = connected;
     let generation = session.generation;
+    let session_child = session.child.clone();
     let session = Arc::new(session);
     {
         let mut st = inner.lock();
@@ -848,6 +890,7 @@ fn install(inner: &Arc<Inner>, name: &str, connected: Connected) -> bool {
         slot.state = ConnectionState::Connected;
         slot.last_error = None;
         if let Some(r) = redactor {
+            crate::logging::register_secrets(&r);
             slot.redactor = r;
         }
         slot.raw_tools = tools;
@@ -857,6 +900,32 @@ fn install(inner: &Arc<Inner>, name: &str, connected: Connected) -> bool {
         st.dirty = true;
     }
     inner.changed.notify_one();
+    if let Some(child) = session_child {
+        // The child may exit while a helper it started keeps its stdout
+        // open: no end of stream comes, so watch the process itself and end
+        // the session (failing the calls in flight) when it exits.
+        let weak = Arc::downgrade(inner);
+        let name = name.to_string();
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(CHILD_WATCH).await;
+                let Some(inner) = weak.upgrade() else { return };
+                let session = {
+                    let mut st = inner.lock();
+                    match st.slot_mut(&name).and_then(|s| s.session.clone()) {
+                        Some(s) if s.generation == generation => s,
+                        _ => return,
+                    }
+                };
+                let exited = child.lock().ok().and_then(|mut c| c.exited());
+                if let Some(status) = exited {
+                    tracing::debug!(server = %name, "the server process exited ({status})");
+                    session.cancel();
+                    return;
+                }
+            }
+        });
+    }
     let weak = Arc::downgrade(inner);
     let name = name.to_string();
     tokio::spawn(async move {
@@ -1174,6 +1243,9 @@ impl McpClient {
                     }
                     None => Slot::new(spec.clone()),
                 };
+                // rmcp's own log lines may carry this server's secrets
+                // (a 401's WWW-Authenticate echo): the log redacts them too.
+                crate::logging::register_secrets(&slot.redactor);
                 let allowed = spec.enabled && offerable(spec);
                 if !allowed {
                     to_close.extend(slot.session.take());
@@ -1400,8 +1472,21 @@ impl McpClient {
                 });
             }
             Ok(Err(e)) => {
+                // The session ended under the call: say how the process ended.
+                let exited = match &session.child {
+                    Some(c) if !matches!(e, rmcp::ServiceError::McpError(_)) => {
+                        transport::exit_status(c).await
+                    }
+                    _ => None,
+                };
+                let message = match exited {
+                    Some(status) => {
+                        format!("the server process exited ({status}) before it answered")
+                    }
+                    None => e.to_string(),
+                };
                 return Err(CallError::Failed {
-                    message: redactor.redact(&e.to_string()),
+                    message: redactor.redact(&message),
                     server,
                     tool,
                 });
@@ -1409,16 +1494,32 @@ impl McpClient {
             Ok(Ok(r)) => r,
         };
         let is_error = result.is_error == Some(true);
+        // Over stdio the transport already kept only MAX_CONTENT_BLOCKS
+        // (and noted it); over HTTP the cut is made here.
+        let blocks = result.content.len();
         let mut content: Vec<serde_json::Value> = result
             .content
             .iter()
+            .take(if blocks > MAX_CONTENT_BLOCKS + 1 {
+                MAX_CONTENT_BLOCKS
+            } else {
+                blocks
+            })
             .map(|b| serde_json::to_value(b).unwrap_or(serde_json::Value::Null))
             .collect();
+        if blocks > MAX_CONTENT_BLOCKS + 1 {
+            content.push(serde_json::json!({
+                "type": "text",
+                "text": line_transport::blocks_cut_note(blocks),
+            }));
+        }
         let mut structured = result.structured_content.clone();
+        // An error text gets the strict rule; a successful result only
+        // loses the server's secrets (docs/security.md, "Redaction").
         let redact_fn: &dyn Fn(&str) -> String = if is_error {
             &|s| redactor.redact(s)
         } else {
-            &|s| redactor.redact_literals(s)
+            &|s| redactor.redact_secrets(s)
         };
         content.iter_mut().for_each(|b| map_strings(b, redact_fn));
         if let Some(s) = structured.as_mut() {

@@ -7,8 +7,12 @@
 //! `api_key` / `password` / `secret` followed by `=` or `:`, also as JSON
 //! keys). Every pattern has word boundaries so ordinary words survive
 //! (`monkey=1`, "bearer of news", `risk-based`). Successful tool results
-//! only get [`Redactor::redact_literals`]: a file the user asked to read is
-//! not rewritten.
+//! only get [`Redactor::redact_secrets`]: only values that are secrets (a
+//! header value, a value that came from `${VAR}`, an `env` value whose name
+//! looks like a credential, a configured URL's query values and userinfo) —
+//! never an ordinary configured value (`TZ: Europe/Berlin`, `PORT: "8080"`),
+//! and a file the user asked to read is not rewritten (docs/security.md,
+//! "Redaction").
 
 use crate::manifest::server::{ServerSpec, Transport};
 use regex::{Regex, RegexSet};
@@ -28,6 +32,9 @@ static TOKEN_SHAPES: LazyLock<Regex> = LazyLock::new(|| {
         r"gh[pousr]_[A-Za-z0-9_]{16,}",
         r"|github_pat_[A-Za-z0-9_]{20,}",
         r"|sk-[A-Za-z0-9_-]{10,}",
+        // A short key with dots (`sk-proj.abc_DEF-9`); one without a digit
+        // or `_` (`sk-learn.preprocessing`) is a word, see `redact_patterns`.
+        r"|sk-[A-Za-z0-9_-]+\.[A-Za-z0-9_.-]{6,}",
         r"|xox[abposr]-[A-Za-z0-9-]{10,}",
         r"|(?:AKIA|ASIA)[A-Z0-9]{16}",
         r"|AIza[0-9A-Za-z_-]{30,}",
@@ -102,7 +109,96 @@ pub fn redact_patterns(text: &str) -> String {
             format!("{}{}{}{REDACTED}", &c[1], &c[2], &c[3])
         }
     });
-    TOKEN_SHAPES.replace_all(&t, REDACTED).into_owned()
+    TOKEN_SHAPES
+        .replace_all(&t, |c: &regex::Captures<'_>| {
+            let m = &c[0];
+            let dotted_word = m.starts_with("sk-")
+                && m.contains('.')
+                && !m[3..].chars().any(|ch| ch.is_ascii_digit() || ch == '_');
+            if dotted_word {
+                m.to_string()
+            } else {
+                REDACTED.to_string()
+            }
+        })
+        .into_owned()
+}
+
+/// Whether an `env` name looks like it holds a credential (`GITHUB_TOKEN`,
+/// `OPENAI_API_KEY`, `DB_PASSWORD`, `AWS_SECRET_ACCESS_KEY`, …): its value
+/// is then a secret also in successful results.
+pub fn is_credential_name(name: &str) -> bool {
+    const MARKS: &[&str] = &[
+        "TOKEN",
+        "KEY",
+        "SECRET",
+        "PASSWORD",
+        "PASSWD",
+        "PASSPHRASE",
+        "CREDENTIAL",
+        "AUTH",
+        "COOKIE",
+        "SESSION",
+        "PRIVATE",
+        "SIGNATURE",
+        "PWD",
+    ];
+    let upper = name.to_ascii_uppercase();
+    // `PWD` is also the shell's working directory, not a secret.
+    upper != "PWD" && upper != "OLDPWD" && MARKS.iter().any(|m| upper.contains(m))
+}
+
+/// The secrets a URL carries: every query value and the userinfo (user
+/// name and password), decoded and as written.
+pub fn url_secrets(url: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let Ok(u) = url::Url::parse(url) else {
+        // Not a URL (it fails validation anyway): take `?a=b&c=d` by hand.
+        if let Some((_, q)) = url.split_once('?') {
+            let q = q.split('#').next().unwrap_or("");
+            out.extend(
+                q.split('&')
+                    .filter_map(|kv| kv.split_once('=').map(|(_, v)| v.to_string())),
+            );
+        }
+        return out;
+    };
+    if !u.username().is_empty() {
+        out.push(u.username().to_string());
+    }
+    if let Some(p) = u.password() {
+        out.push(p.to_string());
+    }
+    if let Some(q) = u.query() {
+        out.extend(
+            q.split('&')
+                .filter_map(|kv| kv.split_once('=').map(|(_, v)| v.to_string())),
+        );
+    }
+    out.extend(u.query_pairs().map(|(_, v)| v.into_owned()));
+    out
+}
+
+/// A URL fit to print: its userinfo left out and every query value
+/// replaced with [`REDACTED`] (`https://h/mcp?sig=[REDACTED]`). Text that is
+/// not a URL is returned as it is.
+pub fn display_url(url: &str) -> String {
+    let Ok(mut u) = url::Url::parse(url) else {
+        return url.to_string();
+    };
+    let _ = u.set_username("");
+    let _ = u.set_password(None);
+    if let Some(q) = u.query().map(str::to_string) {
+        let q: Vec<String> = q
+            .split('&')
+            .map(|kv| match kv.split_once('=') {
+                Some((k, _)) => format!("{k}={REDACTED}"),
+                None => kv.to_string(),
+            })
+            .collect();
+        u.set_query(Some(&q.join("&")));
+    }
+    u.to_string()
 }
 
 /// Redaction for one server: its literal secrets plus the patterns.
@@ -111,52 +207,113 @@ pub struct Redactor {
     /// Literal values, longest first (so a value containing another is
     /// replaced whole).
     literals: Vec<String>,
+    /// The literals that are secrets (also redacted in successful results),
+    /// longest first.
+    secrets: Vec<String>,
+}
+
+/// `values` without short ones, longest first, without duplicates.
+fn literal_list(values: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut literals: Vec<String> = values
+        .into_iter()
+        .filter(|v| v.chars().count() >= MIN_LITERAL_LEN)
+        .collect();
+    literals.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
+    literals.dedup();
+    literals
+}
+
+fn replace_all(text: &str, literals: &[String]) -> String {
+    let mut out = text.to_string();
+    for lit in literals {
+        if out.contains(lit.as_str()) {
+            out = out.replace(lit.as_str(), REDACTED);
+        }
+    }
+    out
 }
 
 impl Redactor {
-    /// A redactor for the given literal values (values shorter than
-    /// [`MIN_LITERAL_LEN`] are ignored).
+    /// A redactor for the given literal values, all of them secrets
+    /// (values shorter than [`MIN_LITERAL_LEN`] are ignored).
     pub fn new(literals: impl IntoIterator<Item = String>) -> Self {
-        let mut literals: Vec<String> = literals
-            .into_iter()
-            .filter(|v| v.chars().count() >= MIN_LITERAL_LEN)
-            .collect();
-        literals.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
-        literals.dedup();
-        Redactor { literals }
+        let literals = literal_list(literals);
+        Redactor {
+            secrets: literals.clone(),
+            literals,
+        }
     }
 
-    /// The literal values of a server's `env` and `headers`.
+    /// A redactor for `literals` (redacted in error texts, status and
+    /// logs) of which `secrets` are also redacted in successful results.
+    pub fn with_secrets(
+        literals: impl IntoIterator<Item = String>,
+        secrets: impl IntoIterator<Item = String>,
+    ) -> Self {
+        let secrets = literal_list(secrets);
+        Redactor {
+            literals: literal_list(literals.into_iter().chain(secrets.iter().cloned())),
+            secrets,
+        }
+    }
+
+    /// The redactor of a server: every value of its `env` and `headers`,
+    /// its URL's query values and userinfo, and the values its `${VAR}`s
+    /// stood for ([`ServerSpec::secrets`]). Secrets among them: header
+    /// values (and the token after `Bearer `), URL query values and
+    /// userinfo, `${VAR}` values, and `env` values whose name
+    /// [`is_credential_name`].
     pub fn for_spec(spec: &ServerSpec) -> Self {
+        let mut literals = Vec::new();
+        let mut secrets: Vec<String> = spec.secrets.clone();
         match &spec.transport {
-            Transport::Stdio { env, .. } => Self::new(env.values().cloned()),
-            Transport::Http { headers, .. } => Self::new(headers.values().flat_map(|v| {
-                // `Bearer abc` also redacts a bare `abc`.
-                let mut vals = vec![v.clone()];
-                if let Some((_, token)) = v.split_once(' ') {
-                    vals.push(token.trim().to_string());
+            Transport::Stdio { env, .. } => {
+                for (k, v) in env {
+                    literals.push(v.clone());
+                    if is_credential_name(k) {
+                        secrets.push(v.clone());
+                    }
                 }
-                vals
-            })),
-            Transport::AppEndpoint => Self::default(),
-        }
-    }
-
-    /// This redactor plus one more literal value (the app-endpoint token,
-    /// known only once the application's `server_json` is read).
-    pub fn with_literal(&self, value: &str) -> Self {
-        Self::new(self.literals.iter().cloned().chain([value.to_string()]))
-    }
-
-    /// Replaces only the literal configured values (for successful tool results).
-    pub fn redact_literals(&self, text: &str) -> String {
-        let mut out = text.to_string();
-        for lit in &self.literals {
-            if out.contains(lit.as_str()) {
-                out = out.replace(lit.as_str(), REDACTED);
             }
+            Transport::Http { url, headers } => {
+                for v in headers.values() {
+                    // `Bearer abc` also redacts a bare `abc`.
+                    secrets.push(v.clone());
+                    if let Some((_, token)) = v.split_once(' ') {
+                        secrets.push(token.trim().to_string());
+                    }
+                }
+                secrets.extend(url_secrets(url));
+            }
+            Transport::AppEndpoint => {}
         }
-        out
+        Self::with_secrets(literals, secrets)
+    }
+
+    /// This redactor plus one more secret (the app-endpoint token, known
+    /// only once the application's `server_json` is read).
+    pub fn with_literal(&self, value: &str) -> Self {
+        Self::with_secrets(
+            self.literals.iter().cloned(),
+            self.secrets.iter().cloned().chain([value.to_string()]),
+        )
+    }
+
+    /// Every literal value this redactor replaces (for the log redactor,
+    /// [`crate::logging`]).
+    pub fn literals(&self) -> &[String] {
+        &self.literals
+    }
+
+    /// Replaces every literal configured value.
+    pub fn redact_literals(&self, text: &str) -> String {
+        replace_all(text, &self.literals)
+    }
+
+    /// Replaces only the secrets (for successful tool results): an ordinary
+    /// configured value such as `TZ: Europe/Berlin` is left as it is.
+    pub fn redact_secrets(&self, text: &str) -> String {
+        replace_all(text, &self.secrets)
     }
 
     /// Literal values, then the token shapes (error texts, status, logs).
@@ -246,6 +403,59 @@ mod tests {
         ] {
             assert_eq!(redact_patterns(text), text);
         }
+    }
+
+    #[test]
+    fn short_dotted_sk_keys_are_redacted_but_dotted_words_are_not() {
+        for secret in ["sk-proj.abc_DEF-9", "sk-a1.b2c3d4e5"] {
+            let out = redact_patterns(&format!("error: key {secret} refused."));
+            assert!(!out.contains(secret), "{out}");
+            assert!(out.ends_with("refused."), "{out}");
+        }
+        assert_eq!(
+            redact_patterns("uses sk-learn.preprocessing"),
+            "uses sk-learn.preprocessing"
+        );
+    }
+
+    #[test]
+    fn successful_results_lose_only_secrets() {
+        use crate::manifest::server::{ServerSpec, Transport};
+        let mut spec = ServerSpec::new("s", Transport::stdio("x", &[] as &[&str]));
+        if let Transport::Stdio { env, .. } = &mut spec.transport {
+            env.insert("TZ".into(), "Europe/Berlin".into());
+            env.insert("PORT".into(), "8080".into());
+            env.insert("GITHUB_TOKEN".into(), "tok-value-1".into());
+            env.insert("FROM_VAR".into(), "var-value-2".into());
+        }
+        spec.secrets = vec!["var-value-2".into()];
+        let r = Redactor::for_spec(&spec);
+        let text = "Europe/Berlin 8080 tok-value-1 var-value-2";
+        assert_eq!(
+            r.redact_secrets(text),
+            "Europe/Berlin 8080 [REDACTED] [REDACTED]"
+        );
+        // Errors keep the strict rule.
+        assert_eq!(
+            r.redact(text),
+            "[REDACTED] [REDACTED] [REDACTED] [REDACTED]"
+        );
+        let http = ServerSpec::new(
+            "h",
+            Transport::Http {
+                url: "https://h.example/mcp?sig=abcd1234&access=zz99zz".into(),
+                headers: [("X-Api".to_string(), "hdr-value-3".to_string())].into(),
+            },
+        );
+        let r = Redactor::for_spec(&http);
+        assert_eq!(
+            r.redact_secrets("abcd1234 zz99zz hdr-value-3"),
+            "[REDACTED] [REDACTED] [REDACTED]"
+        );
+        assert_eq!(
+            display_url("https://u:p@h.example/mcp?sig=abcd1234&x"),
+            "https://h.example/mcp?sig=[REDACTED]&x"
+        );
     }
 
     #[test]

@@ -26,6 +26,11 @@ use crate::manifest::server::{ServerSpec, Transport};
 pub const MIN_STDIO_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 /// Lines of a child's stderr kept for error messages.
 const STDERR_TAIL_LINES: usize = 20;
+/// Longest stderr line kept or logged, in bytes; the rest of a longer line
+/// is skipped unread into memory and the line says how much was cut. The
+/// kept tail is then at most [`STDERR_TAIL_LINES`] × this (docs/security.md,
+/// "MCP client bounds").
+pub const MAX_STDERR_LINE_BYTES: usize = 4096;
 /// How long a child that failed its handshake gets to exit before it is
 /// considered alive (so its exit status can be reported).
 const EXIT_GRACE: Duration = Duration::from_millis(500);
@@ -358,6 +363,9 @@ pub fn resolve_command(command: &str, path: Option<&str>) -> Option<PathBuf> {
 /// when dropped, so no server outlives the client.
 pub(crate) struct ChildGuard {
     child: Option<Box<dyn ChildWrapper>>,
+    /// Its exit status once seen (kept after [`ChildGuard::kill`], so a
+    /// call that failed with the session can still say how it ended).
+    status: Option<String>,
 }
 
 impl ChildGuard {
@@ -368,19 +376,27 @@ impl ChildGuard {
 
     /// `Some(status text)` once the child has exited.
     pub(crate) fn exited(&mut self) -> Option<String> {
+        if let Some(s) = &self.status {
+            return Some(s.clone());
+        }
         let c = self.child.as_mut()?;
         match c.try_wait() {
-            Ok(Some(status)) => Some(status.to_string()),
+            Ok(Some(status)) => {
+                self.status = Some(status.to_string());
+                self.status.clone()
+            }
             _ => None,
         }
     }
 
-    /// Kills the child's process group now (SIGKILL on unix).
+    /// Kills the child's process group now (SIGKILL on unix) — also when
+    /// the child itself already exited: the helpers it started (npx →
+    /// node) are still in its group and must not be orphaned.
     pub(crate) fn kill(&mut self) {
         if let Some(mut c) = self.child.take() {
-            if !matches!(c.try_wait(), Ok(Some(_))) {
-                let _ = c.start_kill();
-            }
+            // The group outlives its leader while members remain; a group
+            // that is gone answers ESRCH, which is ignored.
+            let _ = c.start_kill();
             // Reap in the background when a runtime is there; tokio reaps
             // orphaned children itself otherwise.
             if let Ok(handle) = tokio::runtime::Handle::try_current() {
@@ -395,6 +411,38 @@ impl ChildGuard {
 impl Drop for ChildGuard {
     fn drop(&mut self) {
         self.kill();
+    }
+}
+
+/// Reads one line into `buf` (cleared first, line break dropped), keeping
+/// at most `max` bytes of it; the rest up to the line break is skipped.
+/// `Ok(Some(skipped bytes))`, or `Ok(None)` at the end of the stream.
+async fn read_capped_line<R: tokio::io::AsyncBufRead + Unpin>(
+    read: &mut R,
+    max: usize,
+    buf: &mut Vec<u8>,
+) -> std::io::Result<Option<usize>> {
+    buf.clear();
+    let mut skipped = 0;
+    let mut any = false;
+    loop {
+        let chunk = read.fill_buf().await?;
+        if chunk.is_empty() {
+            return Ok(any.then_some(skipped));
+        }
+        any = true;
+        let (part, done) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (&chunk[..i], Some(i + 1)),
+            None => (chunk, None),
+        };
+        let room = max.saturating_sub(buf.len());
+        buf.extend_from_slice(&part[..part.len().min(room)]);
+        skipped += part.len().saturating_sub(room);
+        let used = done.unwrap_or(chunk.len());
+        read.consume(used);
+        if done.is_some() {
+            return Ok(Some(skipped));
+        }
     }
 }
 
@@ -417,6 +465,9 @@ pub(crate) type ChildSlot = Mutex<Option<ChildParts>>;
 
 /// Longest stdout noise line kept for an error message, in characters.
 const NOISE_CHARS: usize = 200;
+/// Bytes of a stdout noise line that are redacted and then cut to
+/// [`NOISE_CHARS`] (a secret a few KiB into the line is cut off anyway).
+const NOISE_SCAN_BYTES: usize = 16 * 1024;
 
 /// What happens to a stdout line of the child that cannot be JSON-RPC: it
 /// is dropped and logged, and the first one is kept for an error message,
@@ -427,12 +478,13 @@ fn stdout_noise(
     noise: NoiseSlot,
 ) -> super::line_transport::NoiseHook {
     Box::new(move |line: &[u8]| {
-        let text: String = String::from_utf8_lossy(line)
-            .trim()
-            .chars()
-            .take(NOISE_CHARS)
-            .collect();
-        let text = redactor.redact(&text);
+        // Redact the whole line, then cut: a secret that crosses the cut
+        // must not leave its first part behind. The line is at most the
+        // transport's line limit; only its first [`NOISE_SCAN_BYTES`] are
+        // looked at.
+        let line = &line[..line.len().min(NOISE_SCAN_BYTES)];
+        let text = redactor.redact(String::from_utf8_lossy(line).trim());
+        let text = crate::terminal::cut_chars(&text, NOISE_CHARS);
         tracing::warn!(server = %server, "ignored a stdout line that is not JSON-RPC: {text}");
         if let Ok(mut n) = noise.lock() {
             n.get_or_insert(text);
@@ -548,7 +600,10 @@ pub(crate) async fn open_stdio(
     let stdin = child.stdin().take();
     let stdout = child.stdout().take();
     let stderr = child.stderr().take();
-    let guard = Arc::new(Mutex::new(ChildGuard { child: Some(child) }));
+    let guard = Arc::new(Mutex::new(ChildGuard {
+        child: Some(child),
+        status: None,
+    }));
     let tail: StderrTail = Arc::new(Mutex::new(VecDeque::new()));
     let noise: NoiseSlot = Arc::new(Mutex::new(None));
     *child_slot.lock().expect("child slot") = Some(ChildParts {
@@ -567,9 +622,16 @@ pub(crate) async fn open_stdio(
         let redactor = redactor.clone();
         let tail = tail.clone();
         tokio::spawn(async move {
-            let mut lines = tokio::io::BufReader::new(stderr).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                let line = redactor.redact(&line);
+            let mut read = tokio::io::BufReader::new(stderr);
+            let mut buf = Vec::with_capacity(1024);
+            while let Ok(Some(cut)) =
+                read_capped_line(&mut read, MAX_STDERR_LINE_BYTES, &mut buf).await
+            {
+                let mut line = redactor.redact(String::from_utf8_lossy(&buf).trim_end());
+                if cut > 0 {
+                    line.push_str(&format!(" … [{cut} more bytes of this line left out]"));
+                }
+                let line = crate::terminal::line(&line).into_owned();
                 tracing::info!(target: "wasmgate::mcp::stderr", server = %server, "{line}");
                 if let Ok(mut t) = tail.lock() {
                     if t.len() == STDERR_TAIL_LINES {

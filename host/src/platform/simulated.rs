@@ -211,6 +211,8 @@ impl SimulatedHost {
         let where_ = file.display().to_string();
         let text = std::fs::read_to_string(&file)
             .map_err(|e| SimulatedHostError(format!("{where_}: cannot read: {e}")))?;
+        crate::manifest::depth::check_depth(&text, crate::manifest::depth::MAX_DEPTH)
+            .map_err(|e| SimulatedHostError(format!("{where_}: {e}")))?;
         let y: HostYaml = yaml_serde::from_str(&text)
             .map_err(|e| SimulatedHostError(format!("{where_}: {e}")))?;
         let err =

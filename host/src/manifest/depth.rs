@@ -1,0 +1,146 @@
+//! The nesting cap of YAML and JSON input (docs/security.md, "MCP client
+//! bounds"): the YAML parser takes time quadratic in the nesting depth
+//! (100,000 levels of `[`, 200 KB, took 35 s), so every YAML or JSON text
+//! the host reads — config, `plugin.yaml`, `plugin.json`, a simulated
+//! host's `host.yaml`, a skill's front matter — is measured first by one
+//! linear scan, and refused before any parser sees it when it nests deeper
+//! than [`MAX_DEPTH`].
+//!
+//! The scan over-estimates rather than misses: a level is a flow bracket
+//! (`[`, `{`) outside quotes and comments, a block indentation step, or a
+//! compact `- ` / `? ` entry. Block scalars (`|`, `>`) and quoted scalars are
+//! skipped. Real files nest fewer than 15 levels.
+
+/// Deepest nesting accepted, in levels.
+pub const MAX_DEPTH: usize = 64;
+
+/// `Err(message)` naming the line where the nesting passes `max`.
+pub fn check_depth(text: &str, max: usize) -> Result<(), String> {
+    let mut flow = 0usize;
+    let mut blocks: Vec<usize> = Vec::new();
+    // Inside a quoted scalar that spans lines: its quote character.
+    let mut quote: Option<char> = None;
+    // Inside a block scalar: the indentation of the line that opened it.
+    let mut block_scalar: Option<usize> = None;
+    for (n, raw) in text.lines().enumerate() {
+        let line_no = n + 1;
+        let indent = raw.len() - raw.trim_start_matches(' ').len();
+        let content = &raw[indent..];
+        if let Some(parent) = block_scalar {
+            if content.trim().is_empty() || indent > parent {
+                continue;
+            }
+            block_scalar = None;
+        }
+        let mut col = indent;
+        let mut rest = content;
+        if quote.is_none() && flow == 0 {
+            if content.is_empty() || content.starts_with('#') {
+                continue;
+            }
+            while blocks.last().is_some_and(|&b| b >= indent) {
+                blocks.pop();
+            }
+            blocks.push(indent);
+            // Compact entries: `- - - x` nests one level per marker.
+            while let Some(r) = rest.strip_prefix("- ").or_else(|| rest.strip_prefix("? ")) {
+                let skipped = rest.len() - r.trim_start_matches(' ').len();
+                col += skipped;
+                rest = r.trim_start_matches(' ');
+                blocks.push(col);
+            }
+        }
+        // Walk the characters: brackets, quotes, comments.
+        let mut prev = ' ';
+        let mut chars = rest.chars().peekable();
+        while let Some(c) = chars.next() {
+            match quote {
+                Some('"') => {
+                    if c == '\\' {
+                        chars.next();
+                    } else if c == '"' {
+                        quote = None;
+                    }
+                }
+                Some(_) => {
+                    if c == '\'' {
+                        if chars.peek() == Some(&'\'') {
+                            chars.next();
+                        } else {
+                            quote = None;
+                        }
+                    }
+                }
+                None => {
+                    let token_start = prev.is_whitespace() || matches!(prev, '[' | '{' | ',');
+                    match c {
+                        '#' if prev.is_whitespace() => break,
+                        '"' | '\'' if token_start || prev == ':' => quote = Some(c),
+                        '[' | '{' => {
+                            flow += 1;
+                            if flow + blocks.len() > max {
+                                return Err(too_deep(line_no, max));
+                            }
+                        }
+                        ']' | '}' => flow = flow.saturating_sub(1),
+                        _ => {}
+                    }
+                }
+            }
+            prev = c;
+        }
+        if flow + blocks.len() > max {
+            return Err(too_deep(line_no, max));
+        }
+        // A block scalar indicator ends the line: the lines below that are
+        // indented more are text, not structure.
+        if quote.is_none() && flow == 0 {
+            let code = match rest.find(" #") {
+                Some(i) => &rest[..i],
+                None => rest,
+            };
+            let t = code.trim_end();
+            let ind = t.trim_end_matches(|c: char| c.is_ascii_digit() || c == '-' || c == '+');
+            if (ind.ends_with('|') || ind.ends_with('>'))
+                && (ind.len() == 1 || ind[..ind.len() - 1].ends_with([' ', ':', '-']))
+            {
+                block_scalar = Some(indent);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn too_deep(line: usize, max: usize) -> String {
+    format!(
+        "is nested deeper than {max} levels (at line {line}); wasmgate reads at most {max} levels of YAML or JSON"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ordinary_files_pass() {
+        let config = "mcp_servers:\n  git:\n    command: git-mcp-server\n    args: [\"--x\", '[[[', \"]]\"]\n    env:\n      A: \"{{{{\"  # {{{{ [[[\n    script: |\n      [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\n    after: ok\n";
+        check_depth(config, 8).unwrap();
+        check_depth("{\"a\": {\"b\": [1, 2, {\"c\": \"[[[[[[[[[[[[\"}]}}", 8).unwrap();
+        check_depth("- don't [stop\n", 8).unwrap();
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_with_its_line() {
+        let flow = format!("a: 1\nb: {}1{}\n", "[".repeat(100_000), "]".repeat(100_000));
+        let e = check_depth(&flow, MAX_DEPTH).unwrap_err();
+        assert!(e.contains("at line 2"), "{e}");
+        let compact = format!("{}x\n", "- ".repeat(100));
+        assert!(check_depth(&compact, MAX_DEPTH).is_err());
+        let mut block = String::new();
+        for i in 0..100 {
+            block.push_str(&format!("{}k{i}:\n", " ".repeat(i)));
+        }
+        let e = check_depth(&block, MAX_DEPTH).unwrap_err();
+        assert!(e.contains(&format!("at line {}", MAX_DEPTH + 1)), "{e}");
+    }
+}

@@ -1,0 +1,78 @@
+//! Text a server (or a plugin) controls, made safe to print on a terminal
+//! (docs/security.md, "MCP client bounds"): control characters — ANSI/OSC
+//! escapes, carriage returns, line breaks, bidi overrides — are shown as
+//! escapes (`\u{1b}`, `\n`) instead of acting on the terminal or forging
+//! lines. Every printer of server-controlled text (`tools`, `status`,
+//! `call`, error texts, log lines) goes through [`line`] or [`text`].
+
+use std::borrow::Cow;
+
+/// Whether `c` must not reach a terminal raw: C0 and C1 controls, DEL, and
+/// the Unicode format characters that reorder or hide text (bidi embeddings,
+/// overrides and isolates; zero-width joiners are kept, emoji need them).
+fn is_unsafe(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+fn escape(s: &str, keep: impl Fn(char) -> bool) -> Cow<'_, str> {
+    if !s.chars().any(|c| is_unsafe(c) && !keep(c)) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        if !is_unsafe(c) || keep(c) {
+            out.push(c);
+            continue;
+        }
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// One line of output: every control character escaped, line breaks and
+/// tabs included (a tool name, a server name, an error text, a log line).
+pub fn line(s: &str) -> Cow<'_, str> {
+    escape(s, |_| false)
+}
+
+/// Multi-line text (a tool's text result): line breaks and tabs kept, every
+/// other control character (escape sequences, `\r`) escaped.
+pub fn text(s: &str) -> Cow<'_, str> {
+    escape(s, |c| c == '\n' || c == '\t')
+}
+
+/// The first `max` characters of `s`, with `…` when something was cut.
+pub fn cut_chars(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_and_line_breaks_are_shown_not_acted_on() {
+        assert_eq!(
+            line("evil\u{1b}]0;owned\u{7}\u{1b}[2J\nname"),
+            "evil\\u{1b}]0;owned\\u{7}\\u{1b}[2J\\nname"
+        );
+        assert_eq!(line("a\r\tb\u{9b}c\u{202e}d"), "a\\r\\tb\\u{9b}c\\u{202e}d");
+        assert!(matches!(line("plain café ✓"), Cow::Borrowed(_)));
+        assert_eq!(text("one\ntwo\t\u{1b}[31m"), "one\ntwo\t\\u{1b}[31m");
+    }
+
+    #[test]
+    fn cut_counts_characters() {
+        assert_eq!(cut_chars("ééé", 2), "éé…");
+        assert_eq!(cut_chars("ab", 2), "ab");
+    }
+}
