@@ -43,7 +43,7 @@ fn file_error(path: &Path, message: String) -> ManifestResult {
             path: String::new(),
             message,
         }],
-        warnings: Vec::new(),
+        ..ManifestResult::default()
     }
 }
 
@@ -299,7 +299,7 @@ pub fn load_config_with(path: &Path, ctx: &ManifestContext) -> ServersResult {
             path: String::new(),
             message,
         }],
-        warnings: Vec::new(),
+        ..ServersResult::default()
     };
     let text = match read_bounded(path, MAX_MANIFEST_BYTES) {
         Ok(t) => t,
@@ -588,6 +588,11 @@ pub fn load_plugin_json_with(path: &Path, ctx: &ManifestContext) -> ManifestResu
     let mut res = manifest_from_value(&Value::Mapping(manifest), ctx);
     let plugin = res.manifest.as_ref().map(|m| m.name.clone());
     let mut servers = Vec::new();
+    res.server_order = mcp_servers
+        .keys()
+        .map(crate::declaration::value::key_text)
+        .collect();
+    let mut names = Vec::new();
     for (name, label) in labels {
         let Some(entry) = entries.get(name.as_str()) else {
             continue;
@@ -596,7 +601,11 @@ pub fn load_plugin_json_with(path: &Path, ctx: &ManifestContext) -> ManifestResu
             Ok(s) => servers.push(s),
             Err(e) => errors.extend(e),
         }
+        names.push((name, label));
     }
+    // The same name rules as plugin.yaml: a name that is no server name, or
+    // that mints the same tool-name prefix as an earlier one, is left out.
+    errors.extend(super::schema::check_server_names(&names, &mut servers));
     if let Some(m) = res.manifest.as_mut() {
         m.servers = servers;
     }
