@@ -276,7 +276,7 @@ fn no_proxy_sends_a_remote_looking_server_directly() {
         t.path(),
         &config,
         &["status", "--json"],
-        &[proxy_env.clone()],
+        std::slice::from_ref(&proxy_env),
     );
     assert_eq!(connections(&out)["wide"][0], "connected");
     assert!(

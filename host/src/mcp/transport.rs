@@ -1055,7 +1055,13 @@ mod tests {
         assert!(resolve_command("sh", path.as_deref()).is_some());
         assert!(resolve_command("definitely-not-a-command-xyz", path.as_deref()).is_none());
         assert!(resolve_command("/no/such/file", path.as_deref()).is_none());
-        assert!(resolve_command("sh", None).is_none());
+        // An unset PATH searches /bin:/usr/bin on unix; an empty one nothing.
+        #[cfg(unix)]
+        assert!(
+            resolve_command("sh", None)
+                .is_some_and(|p| p.starts_with("/bin") || p.starts_with("/usr/bin"))
+        );
+        assert!(resolve_command("sh", Some("")).is_none());
     }
 
     #[test]
