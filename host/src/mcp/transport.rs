@@ -1050,6 +1050,31 @@ mod tests {
     use super::*;
 
     #[test]
+    fn loopback_urls_are_told_from_remote_ones() {
+        for url in [
+            "http://127.0.0.1:8080/mcp",
+            "http://127.9.8.7/mcp",
+            "http://[::1]:9/mcp",
+            "http://[::ffff:127.0.0.1]/mcp",
+            "http://LOCALHOST:1/mcp",
+            "http://localhost./mcp",
+            "https://app.localhost/mcp",
+        ] {
+            assert!(is_loopback_url(url), "{url}");
+        }
+        for url in [
+            "http://0.0.0.0:1/mcp",
+            "http://10.0.0.1/mcp",
+            "http://127.example.org/mcp",
+            "http://localhost.example.org/mcp",
+            "https://mcp.example.com/mcp",
+            "not a url",
+        ] {
+            assert!(!is_loopback_url(url), "{url}");
+        }
+    }
+
+    #[test]
     fn resolve_finds_sh_and_rejects_missing() {
         let path = std::env::var("PATH").ok();
         assert!(resolve_command("sh", path.as_deref()).is_some());
