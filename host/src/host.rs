@@ -133,6 +133,30 @@ pub struct Host {
     restart: std::sync::Mutex<Vec<String>>,
     /// Servers whose declaration is not offerable.
     gated: Vec<String>,
+    /// Every configured server entry as `(plugin, name)` in configured order
+    /// (config file, then each plugin), the invalid ones included.
+    order: Vec<(Option<String>, String)>,
+    /// Server entries that are not registered (invalid, or left out for a
+    /// name clash), with each of their problems.
+    invalid: Vec<InvalidServer>,
+}
+
+/// A configured server entry that is not registered: invalid, or left out
+/// for a name clash. `status` lists it in place with state `invalid`.
+#[derive(Debug, Clone)]
+struct InvalidServer {
+    plugin: Option<String>,
+    name: String,
+    problems: Vec<String>,
+}
+
+/// The problems of `name` among `errors`, as `status` prints them.
+fn problems_of(errors: &[manifest::ManifestError], name: &str) -> Vec<String> {
+    errors
+        .iter()
+        .filter(|e| e.server.as_deref() == Some(name))
+        .map(ToString::to_string)
+        .collect()
 }
 
 impl Host {
@@ -198,8 +222,20 @@ impl Host {
         // Every name the config gives a server, valid or not: their tool
         // namespaces are kept from plugins (`crate::mcp::naming`).
         let mut reserved: Vec<String> = Vec::new();
+        let mut order: Vec<(Option<String>, String)> = Vec::new();
+        let mut invalid: Vec<InvalidServer> = Vec::new();
         if let Some(path) = &options.config {
             let r = manifest::load_config(path);
+            for name in &r.order {
+                order.push((None, name.clone()));
+                if !r.servers.iter().any(|s| &s.name == name) {
+                    invalid.push(InvalidServer {
+                        plugin: None,
+                        name: name.clone(),
+                        problems: problems_of(&r.errors, name),
+                    });
+                }
+            }
             problems.extend(r.errors.iter().map(ToString::to_string));
             warnings.extend(r.warnings);
             reserved.extend(r.errors.iter().filter_map(|e| e.server.clone()));
@@ -232,6 +268,7 @@ impl Host {
                             &mut skill_sources,
                             &mut problems,
                             &mut warnings,
+                            (&mut order, &mut invalid),
                         );
                         if plugins.len() > before {
                             accepted.push(p);
@@ -263,10 +300,31 @@ impl Host {
                 &mut skill_sources,
                 &mut problems,
                 &mut warnings,
+                (&mut order, &mut invalid),
             );
         }
 
+        let offered: Vec<(Option<String>, String)> = plugin_servers
+            .iter()
+            .map(|s| (s.plugin.clone(), s.name.clone()))
+            .collect();
         let (specs, clashes) = manifest::merge_servers(config_servers, plugin_servers);
+        // Plugin servers left out for a name clash are listed as invalid.
+        for (plugin, name) in offered {
+            let kept = specs.iter().any(|s| s.name == name && s.plugin == plugin);
+            if !kept && let Some(p) = &plugin {
+                let by = format!("plugin '{p}' server '{name}'");
+                invalid.push(InvalidServer {
+                    plugin: plugin.clone(),
+                    name: name.clone(),
+                    problems: clashes
+                        .iter()
+                        .filter(|e| e.where_ == by)
+                        .map(ToString::to_string)
+                        .collect(),
+                });
+            }
+        }
         problems.extend(clashes.iter().map(ToString::to_string));
 
         let registry = Registry::new();
@@ -316,6 +374,8 @@ impl Host {
             _components: components,
             restart: std::sync::Mutex::new(Vec::new()),
             gated,
+            order,
+            invalid,
         })
     }
 
@@ -470,37 +530,65 @@ impl Host {
     /// state; never connects.
     pub fn status(&self) -> HostStatus {
         let conn = self.client.status();
-        let servers = self
-            .servers
-            .iter()
-            .map(|s| {
-                let c = conn.iter().find(|c| c.name == s.spec.name);
-                let connection = match c {
-                    Some(c) => c.state.to_string(),
-                    None if !s.spec.enabled => "disabled".into(),
-                    None if !s.offerable() => "gated".into(),
-                    None => "not_connected".into(),
-                };
-                ServerStatusLine {
-                    name: s.spec.name.clone(),
-                    plugin: s.spec.plugin.clone(),
-                    transport: transport_name(&s.spec.transport),
-                    availability: s.availability.as_ref().map(|a| AvailabilityLine {
-                        state: a.state.as_str(),
-                        offerable: a.offerable(),
-                        version: a.version.clone(),
-                        path: a.path.clone(),
-                        min_version: a.min_version.clone(),
-                        message: s.message.clone(),
-                    }),
-                    connection,
-                    tools: c.map(|c| c.tools.clone()).unwrap_or_default(),
-                    collisions: c.map(|c| c.collisions.clone()).unwrap_or_default(),
-                    last_error: c.and_then(|c| c.last_error.clone()),
-                    server_info: c.and_then(|c| c.server_info.clone()),
-                }
-            })
-            .collect();
+        let line = |s: &ServerRecord| {
+            let c = conn.iter().find(|c| c.name == s.spec.name);
+            let connection = match c {
+                Some(c) => c.state.to_string(),
+                None if !s.spec.enabled => "disabled".into(),
+                None if !s.offerable() => "gated".into(),
+                None => "not_connected".into(),
+            };
+            ServerStatusLine {
+                name: s.spec.name.clone(),
+                plugin: s.spec.plugin.clone(),
+                transport: transport_name(&s.spec.transport),
+                availability: s.availability.as_ref().map(|a| AvailabilityLine {
+                    state: a.state.as_str(),
+                    offerable: a.offerable(),
+                    version: a.version.clone(),
+                    path: a.path.clone(),
+                    min_version: a.min_version.clone(),
+                    message: s.message.clone(),
+                }),
+                connection,
+                tools: c.map(|c| c.tools.clone()).unwrap_or_default(),
+                collisions: c.map(|c| c.collisions.clone()).unwrap_or_default(),
+                last_error: c.and_then(|c| c.last_error.clone()),
+                server_info: c.and_then(|c| c.server_info.clone()),
+                problems: Vec::new(),
+            }
+        };
+        // Every configured entry in configured order: registered servers
+        // and, in their place, the invalid ones with their problems.
+        let mut servers = Vec::new();
+        let mut listed = vec![false; self.servers.len()];
+        for (plugin, name) in &self.order {
+            let same = |p: &Option<String>, n: &str| p == plugin && n == name;
+            if let Some(i) = (0..self.servers.len()).find(|&i| {
+                !listed[i] && same(&self.servers[i].spec.plugin, &self.servers[i].spec.name)
+            }) {
+                listed[i] = true;
+                servers.push(line(&self.servers[i]));
+            } else if let Some(inv) = self.invalid.iter().find(|v| same(&v.plugin, &v.name)) {
+                servers.push(ServerStatusLine {
+                    name: inv.name.clone(),
+                    plugin: inv.plugin.clone(),
+                    transport: "unknown",
+                    availability: None,
+                    connection: "invalid".into(),
+                    tools: Vec::new(),
+                    collisions: Vec::new(),
+                    last_error: None,
+                    server_info: None,
+                    problems: inv.problems.clone(),
+                });
+            }
+        }
+        for (i, s) in self.servers.iter().enumerate() {
+            if !listed[i] {
+                servers.push(line(s));
+            }
+        }
         HostStatus {
             os_family: self.platform.os_family().as_str(),
             gpu_class: self.gpu.as_str(),
@@ -561,6 +649,9 @@ pub struct ServerStatusLine {
     pub last_error: Option<String>,
     /// `name version` from `initialize`.
     pub server_info: Option<String>,
+    /// Each problem of an `invalid` entry (`<where>: <field path> …`, as in
+    /// [`HostStatus::problems`]); empty for a registered server.
+    pub problems: Vec<String>,
 }
 
 /// Availability as `status` prints it (the fields of `wasmgate availability`).
@@ -619,6 +710,7 @@ fn accept(
     skills: &mut Vec<(String, SkillSource)>,
     problems: &mut Vec<String>,
     warnings: &mut Vec<String>,
+    (order, invalid): (&mut Vec<(Option<String>, String)>, &mut Vec<InvalidServer>),
 ) {
     problems.extend(r.errors.iter().map(ToString::to_string));
     warnings.extend(r.warnings);
@@ -630,6 +722,16 @@ fn accept(
             m.name
         ));
         return;
+    }
+    for name in &r.server_order {
+        order.push((Some(m.name.clone()), name.clone()));
+        if !m.servers.iter().any(|s| &s.name == name) {
+            invalid.push(InvalidServer {
+                plugin: Some(m.name.clone()),
+                name: name.clone(),
+                problems: problems_of(&r.errors, name),
+            });
+        }
     }
     plugins.push(PluginRecord {
         name: m.name.clone(),

@@ -71,8 +71,23 @@ fn status_keeps_the_good_servers_beside_big_integers_and_passwords() {
         dir.path(),
         "model: whatever\nmcp_servers:\n  good: {enabled: false, command: x, args: [99999999999999999999999]}\n  big: {command: x, max_result_bytes: 99999999999999999999999}\n  u: {url: 'http://alice:s3cr3t-pw@127.0.0.1:9/mcp'}\n  v: {url: 'http://[::1/mcp'}\n  t: {command: x, timeout: 1e-10}\n",
     );
-    assert_eq!(names(&st), ["good"], "{all}");
+    // Every entry in file order; the invalid ones in place, each with its
+    // problem (docs/mcp-client.md, "wasmgate status").
+    assert_eq!(names(&st), ["good", "big", "u", "v", "t"], "{all}");
     assert_eq!(st["servers"][0]["connection"], "disabled");
+    for (i, name) in [(1, "big"), (2, "u"), (3, "v"), (4, "t")] {
+        let s = &st["servers"][i];
+        assert_eq!(s["connection"], "invalid", "{name}: {all}");
+        let own = s["problems"].as_array().unwrap();
+        assert_eq!(own.len(), 1, "{name}: {all}");
+        assert!(
+            own[0]
+                .as_str()
+                .unwrap()
+                .contains(&format!("server '{name}': ")),
+            "{name}: {all}"
+        );
+    }
     let p = problems(&st);
     assert_eq!(p.len(), 4, "{p:#?}");
     assert!(p[0].ends_with("config.yaml server 'big': max_result_bytes (\"99999999999999999999999\") is out of range (at most 18446744073709551615)"), "{p:?}");

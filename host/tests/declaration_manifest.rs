@@ -467,8 +467,10 @@ fn manifest_level_rules() {
             "p/plugin.yaml: mcp_servers must be a mapping",
         ),
         (
-            "{name: p, version: '1', mcp_servers: {'a b': {command: x}}}",
-            "p/plugin.yaml: mcp_servers has a bad server name 'a b'",
+            // `a b` is a fine name now (docs/declarations.md, "Server names");
+            // a blank one is not.
+            "{name: p, version: '1', mcp_servers: {' ': {command: x}}}",
+            "p/plugin.yaml: mcp_servers has a bad server name ' '",
         ),
         (
             "{name: p, version: '1', skills: x}",

@@ -463,6 +463,68 @@ fn rows() -> Vec<(&'static str, String, Expect, ParseOptions)> {
             "{app: {darwin: {presence: bundle, location: //server/T.app}}}",
             E("app.darwin.location", "network path"),
         ),
+        // POSIX: only exactly two leading `/` make a network path; `\` is
+        // an ordinary file-name character there (`docs/declarations.md`).
+        (
+            "linux-three-slashes-is-root",
+            "{app: {linux: {presence: executable, location: ///usr/bin/sh}}}",
+            K,
+        ),
+        (
+            "linux-many-slashes-is-root",
+            "{app: {linux: {presence: executable, location: '////opt//x'}}}",
+            K,
+        ),
+        (
+            "linux-slash-backslash-is-a-file-in-root",
+            "{app: {linux: {presence: executable, location: '/\\srv\\x'}}}",
+            K,
+        ),
+        (
+            "darwin-slash-backslash-is-a-file-in-root",
+            "{app: {darwin: {presence: bundle, location: '/\\Apps\\T.app'}}}",
+            K,
+        ),
+        (
+            "linux-backslash-dotdot-is-a-name",
+            "{app: {linux: {presence: executable, location: '/opt/..\\x'}}}",
+            K,
+        ),
+        (
+            "linux-backslash-in-star-pattern",
+            "{app: {linux: {presence: executable, location: '/opt/a\\b */x'}}}",
+            K,
+        ),
+        (
+            "win32-slash-backslash-is-network",
+            "{app: {win32: {presence: executable, location: '/\\srv\\x'}}}",
+            E("app.win32.location", "network path"),
+        ),
+        (
+            "win32-backslash-dotdot-is-dotdot",
+            "{app: {win32: {presence: executable, location: 'C:\\a\\..\\x.exe'}}}",
+            E("app.win32.location", "must be absolute"),
+        ),
+        (
+            "linux-liveness-three-slashes",
+            "{app: {linux: {presence: executable, location: /x, liveness: {kind: server_json, path: ///run/x.json}}}}",
+            K,
+        ),
+        (
+            "linux-liveness-network",
+            "{app: {linux: {presence: executable, location: /x, liveness: {kind: server_json, path: //srv/x.json}}}}",
+            E("app.linux.liveness.path", "network path"),
+        ),
+        (
+            "linux-tilde-user",
+            "{app: {linux: {presence: executable, location: ~ana/bin/x}}}",
+            K,
+        ),
+        (
+            "linux-trailing-slash",
+            "{app: {linux: {presence: bundle, location: '/opt/Thing */T.app/'}}}",
+            K,
+        ),
         (
             "dotdot-segment",
             "{app: {linux: {presence: executable, location: /opt/../x}}}",
@@ -563,9 +625,32 @@ fn rows() -> Vec<(&'static str, String, Expect, ParseOptions)> {
             E("app.win32.version.kind", "did you mean 'pe_resource'"),
         ),
         (
-            "version-kind-null-is-none",
+            "version-kind-null-is-a-type-error",
             "{app: {linux: {presence: executable, location: /x, version: {kind: null}}}}",
+            E("app.linux.version.kind", "(got null)"),
+        ),
+        (
+            "version-kind-tilde-null-is-a-type-error",
+            "{app: {win32: {presence: executable, location: 'C:/x.exe', version: {kind: ~}}}}",
+            E("app.win32.version.kind", "must be one of"),
+        ),
+        (
+            "version-kind-missing-is-none",
+            "{app: {linux: {presence: executable, location: /x, version: {}}}}",
             K,
+        ),
+        (
+            "liveness-kind-null-is-a-type-error",
+            "{app: {linux: {presence: executable, location: /x, liveness: {kind: null, path: /run/x.json}}}}",
+            E("app.linux.liveness.kind", "(got null)"),
+        ),
+        (
+            "liveness-kind-null-alone-is-a-type-error",
+            "{app: {darwin: {presence: bundle, location: /A/T.app, liveness: {kind: null}}}}",
+            E(
+                "app.darwin.liveness.kind",
+                "must be one of ('server_json', 'none')",
+            ),
         ),
         (
             "pe-resource-under-darwin",

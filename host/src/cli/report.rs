@@ -1,7 +1,7 @@
 //! Text and JSON renderings of `status`, `tools`, `skills` and `call`.
 
 use crate::host::{Host, HostStatus};
-use crate::mcp::CallError;
+use crate::mcp::{CallError, CallResult};
 use crate::terminal::line as esc;
 use std::fmt::Write;
 
@@ -25,6 +25,13 @@ pub fn status(h: &Host, as_json: bool) -> String {
         st.os_family, st.gpu_class
     );
     let server_line = |o: &mut String, s: &crate::host::ServerStatusLine| {
+        if s.connection == "invalid" {
+            let _ = writeln!(o, "  server {}: invalid", esc(&s.name));
+            for p in &s.problems {
+                let _ = writeln!(o, "    problem: {}", esc(p));
+            }
+            return;
+        }
         let _ = write!(o, "  server {} ({})", esc(&s.name), s.transport);
         match &s.availability {
             Some(a) => {
@@ -194,8 +201,7 @@ pub async fn call(h: &Host, tool: &str, args: serde_json::Value, as_json: bool) 
             if as_json {
                 print!("{}", json(&r));
             } else {
-                let text = r.text();
-                println!("{}", crate::terminal::text(&text));
+                print!("{}", call_text(&r));
                 if r.truncated_bytes > 0 {
                     eprintln!("(result cut: {} bytes left out)", r.truncated_bytes);
                 }
@@ -255,6 +261,100 @@ pub async fn call(h: &Host, tool: &str, args: serde_json::Value, as_json: bool) 
             1
         }
     }
+}
+
+/// Server-controlled text on its way to the terminal (`call` output,
+/// invalid servers' problems in `status`). Every such text passes here, so
+/// one function decides how it is shown.
+fn shown(s: &str) -> std::borrow::Cow<'_, str> {
+    crate::terminal::text(s)
+}
+
+/// `wasmgate call` without `--json` (`docs/mcp-client.md` §8, "`wasmgate call`"): every
+/// content block in order, one or more lines each — text as its text;
+/// image and audio as `[image: <mime type>, <n> bytes]`; a resource link as
+/// `[resource link: <uri>]`; an embedded resource as `[resource: <uri>]`
+/// and its text, or `[resource: <uri>, <mime type>, <n> bytes]` for a blob;
+/// a block of an unknown type (or a known type missing its fields) as
+/// `[content block of unknown type "<type>"] <its JSON>`. Then
+/// `structuredContent` as pretty JSON, and for an `isError` result without
+/// content a line that says so. Ends with a newline.
+pub fn call_text(r: &CallResult) -> String {
+    let mut o = String::new();
+    for block in &r.content {
+        match known_block(block) {
+            Some(line) => o.push_str(&line),
+            None => {
+                let kind = match block.get("type") {
+                    Some(serde_json::Value::String(t)) => format!("\"{}\"", shown(t)),
+                    Some(other) => other.to_string(),
+                    None => "(none)".to_string(),
+                };
+                let _ = write!(
+                    o,
+                    "[content block of unknown type {kind}] {}",
+                    shown(&block.to_string())
+                );
+            }
+        }
+        o.push('\n');
+    }
+    if let Some(sc) = &r.structured_content {
+        let pretty = serde_json::to_string_pretty(sc).unwrap_or_else(|_| sc.to_string());
+        let _ = writeln!(o, "[structured content]\n{}", shown(&pretty));
+    }
+    if r.is_error && r.content.is_empty() && r.structured_content.is_none() {
+        let _ = writeln!(o, "[the tool reported an error and sent no content]");
+    }
+    if r.content.is_empty() && r.structured_content.is_none() && !r.is_error {
+        let _ = writeln!(o, "[the tool sent no content]");
+    }
+    o
+}
+
+/// The rendering of a block of a known type with its fields; `None` for
+/// anything else.
+fn known_block(b: &serde_json::Value) -> Option<String> {
+    fn str_of<'a>(v: &'a serde_json::Value, k: &str) -> Option<&'a str> {
+        v.get(k).and_then(|x| x.as_str())
+    }
+    match str_of(b, "type")? {
+        "text" => Some(shown(str_of(b, "text")?).into_owned()),
+        kind @ ("image" | "audio") => {
+            let mime = str_of(b, "mimeType")?;
+            let n = base64_len(str_of(b, "data")?);
+            Some(format!("[{kind}: {}, {n} bytes]", shown(mime)))
+        }
+        "resource_link" => Some(format!("[resource link: {}]", shown(str_of(b, "uri")?))),
+        "resource" => {
+            let res = b.get("resource")?;
+            let uri = shown(str_of(res, "uri")?);
+            if let Some(text) = str_of(res, "text") {
+                return Some(format!("[resource: {uri}]\n{}", shown(text)));
+            }
+            let n = base64_len(str_of(res, "blob")?);
+            let mime = str_of(res, "mimeType").unwrap_or("application/octet-stream");
+            Some(format!("[resource: {uri}, {}, {n} bytes]", shown(mime)))
+        }
+        _ => None,
+    }
+}
+
+/// Decoded length in bytes of base64 text (whitespace ignored, `=` padding
+/// subtracted); the data itself is never decoded.
+fn base64_len(data: &str) -> usize {
+    let mut chars = 0usize;
+    let mut pad = 0usize;
+    for b in data.bytes() {
+        match b {
+            b'=' => pad += 1,
+            b if b.is_ascii_whitespace() => {}
+            _ => chars += 1,
+        }
+    }
+    let total = chars + pad;
+    let whole = total / 4 * 3 + (total % 4).saturating_sub(1);
+    whole.saturating_sub(pad.min(2))
 }
 
 fn first_line(s: &str) -> &str {

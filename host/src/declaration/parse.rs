@@ -299,8 +299,10 @@ fn parse_version(
     check_keys(vm, vp, &VERSION_KEYS)?;
     let kp = format!("{vp}.kind");
     let names = version_kind_names(opts);
+    // `kind: null` is a type error (a kind was meant and none was written);
+    // only a missing `kind` means none.
     let kind = match vm.get("kind") {
-        None | Some(Value::Null) => VersionKind::None,
+        None => VersionKind::None,
         Some(Value::String(s)) => match s.as_str() {
             "none" => VersionKind::None,
             "pe_resource" => VersionKind::PeResource,
@@ -363,7 +365,7 @@ fn parse_liveness(lm: &Mapping, os: OsFamily, livp: &str) -> R<Liveness> {
     check_keys(lm, livp, &LIVENESS_KEYS)?;
     let kp = format!("{livp}.kind");
     let server_json = match lm.get("kind") {
-        None | Some(Value::Null) => false,
+        None => false,
         Some(Value::String(s)) if s == "server_json" => true,
         Some(Value::String(s)) if s == "none" => false,
         Some(other) => {
@@ -586,10 +588,21 @@ pub(crate) fn relative_name(v: Option<&Value>, allow_dirs: bool) -> Option<Strin
 /// Rootedness (docs/declarations.md §2.4) plus decision 4, for a stripped non-empty
 /// string. `location` adds the no-`**` rule of location strings.
 fn check_rooted(t: &str, os: OsFamily, label: &str, location: bool) -> R<()> {
-    let norm = t.replace('\\', "/");
+    // `\` separates only on win32; on linux/darwin it is a file-name
+    // character (`/\srv\x` is a file in `/`).
+    let norm = if os == OsFamily::Win32 {
+        t.replace('\\', "/")
+    } else {
+        t.to_string()
+    };
     // Decision 4: network paths are refused on every OS (wasmgate never
-    // looks at the network).
-    if norm.starts_with("//") {
+    // looks at the network). On linux/darwin only exactly two leading `/`
+    // make one; `///usr/bin/sh` is the root's `usr/bin/sh`.
+    let network = match os {
+        OsFamily::Win32 => norm.starts_with("//"),
+        _ => crate::resolver::expand::is_posix_network_path(&norm),
+    };
+    if network {
         return fail(
             label,
             "must be absolute, not a network path (//server/share is not allowed)",

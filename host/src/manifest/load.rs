@@ -51,7 +51,7 @@ fn file_error(path: &Path, message: String) -> ManifestResult {
             message,
             value: None,
         }],
-        warnings: Vec::new(),
+        ..ManifestResult::default()
     }
 }
 
@@ -639,6 +639,11 @@ pub fn load_plugin_json_with(path: &Path, ctx: &ManifestContext) -> ManifestResu
     let mut res = manifest_from_value(&Value::Mapping(manifest), ctx);
     let plugin = res.manifest.as_ref().map(|m| m.name.clone());
     let mut servers = Vec::new();
+    res.server_order = mcp_servers
+        .keys()
+        .map(crate::declaration::value::key_text)
+        .collect();
+    let mut names = Vec::new();
     for (name, label) in labels {
         let Some(entry) = entries.get(name.as_str()) else {
             continue;
@@ -647,7 +652,11 @@ pub fn load_plugin_json_with(path: &Path, ctx: &ManifestContext) -> ManifestResu
             Ok(s) => servers.push(s),
             Err(e) => errors.extend(e),
         }
+        names.push((name, label));
     }
+    // The same name rules as plugin.yaml: a name that is no server name, or
+    // that mints the same tool-name prefix as an earlier one, is left out.
+    errors.extend(super::schema::check_server_names(&names, &mut servers));
     if let Some(m) = res.manifest.as_mut() {
         m.servers = servers;
     }

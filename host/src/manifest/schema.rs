@@ -28,7 +28,7 @@ use crate::declaration::value::{describe, did_you_mean, scalar_text, unknown_key
 use crate::declaration::{
     Declaration, DeclarationError, Liveness, ParseOptions, parse_declaration,
 };
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -256,6 +256,9 @@ pub struct ManifestResult {
     pub errors: Vec<ManifestError>,
     /// Non-fatal notes (an unset `${VAR}`), already labelled with their where.
     pub warnings: Vec<String>,
+    /// The name of every server entry in manifest order, the invalid ones
+    /// included (so `status` can list them in place).
+    pub server_order: Vec<String>,
 }
 
 impl ManifestResult {
@@ -277,6 +280,9 @@ pub struct ServersResult {
     /// The config file's `plugins:` section ([`super::plugins`]); empty for
     /// a manifest's servers.
     pub plugins: PluginsConfig,
+    /// The name of every server entry in file order, the invalid ones
+    /// included (so `status` can list them in place).
+    pub order: Vec<String>,
 }
 
 const MANIFEST_KEYS: [&str; 4] = ["name", "version", "mcp_servers", "skills"];
@@ -338,6 +344,7 @@ pub fn manifest_from_value(value: &Value, ctx: &ManifestContext) -> ManifestResu
     let servers = servers_from_value(m.get("mcp_servers"), ctx, name.as_deref());
     out.errors.extend(servers.errors);
     out.warnings.extend(servers.warnings);
+    out.server_order = servers.order;
     let skills = skills_from_value(m.get("skills"), ctx, &mut out.errors);
     ManifestError::with_values_from(out.errors.iter_mut().filter(|e| e.server.is_none()), value);
     if let (Some(name), Some(version)) = (name, version) {
@@ -359,9 +366,78 @@ fn is_plugin_name(s: &str) -> bool {
         && !s.starts_with('.')
 }
 
-/// A configured server name: 1–128 of letters, digits, `_`, `.`, `-`.
+/// Longest server name, in characters.
+pub const MAX_SERVER_NAME: usize = 128;
+
+/// A configured server name: 1–[`MAX_SERVER_NAME`] characters, any
+/// letters (`café`, `日本`), not blank, without control characters. Tool
+/// names are minted from it sanitised (`crate::mcp::naming::sanitize`: one
+/// `_` per character outside `[A-Za-z0-9_]`; `docs/declarations.md`,
+/// "Server names").
 pub fn is_server_name(s: &str) -> bool {
+    !s.trim().is_empty() && s.chars().count() <= MAX_SERVER_NAME && !s.chars().any(char::is_control)
+}
+
+/// Skill names keep the plugin-name rule (they are folder names).
+fn is_skill_name(s: &str) -> bool {
     is_plugin_name(s)
+}
+
+/// The tool-name prefix a server mints (`mcp_<sanitised name>_`).
+fn minted_prefix(name: &str) -> String {
+    format!("mcp_{}_", crate::mcp::naming::sanitize(name))
+}
+
+/// Checks the names of servers validated one by one (plugin.json): each
+/// `(name, label)` in file order must be a server name and must not mint the
+/// tool-name prefix of an earlier one. Servers that fail are removed from
+/// `servers`; returns their errors.
+pub(crate) fn check_server_names(
+    names: &[(String, String)],
+    servers: &mut Vec<ServerSpec>,
+) -> Vec<ManifestError> {
+    let mut errors = Vec::new();
+    let mut prefixes: HashMap<String, String> = HashMap::new();
+    let mut bad = Vec::new();
+    for (name, label) in names {
+        if !is_server_name(name) {
+            errors.push(ManifestError::new(
+                label,
+                Some(name),
+                "",
+                format!(
+                    "has a bad server name (1 to {MAX_SERVER_NAME} characters, not blank, no control characters)"
+                ),
+            ));
+            bad.push(name.clone());
+            continue;
+        }
+        match prefixes.get(&minted_prefix(name)) {
+            Some(first) => {
+                errors.push(ManifestError::new(
+                    label,
+                    Some(name),
+                    "",
+                    prefix_clash_message(name, first, ""),
+                ));
+                bad.push(name.clone());
+            }
+            None => {
+                prefixes.insert(minted_prefix(name), name.clone());
+            }
+        }
+    }
+    servers.retain(|s| !bad.contains(&s.name));
+    errors
+}
+
+/// The problem of a server whose sanitised name equals an earlier one's
+/// (`café` and `caf_` would both mint `mcp_caf__…`).
+fn prefix_clash_message(name: &str, first: &str, first_by: &str) -> String {
+    format!(
+        "would mint tool names starting with '{}' like server '{first}'{first_by}; rename one of them (it is left out)",
+        minted_prefix(name)
+    )
 }
 
 fn skills_from_value(
@@ -404,7 +480,7 @@ fn skills_from_value(
                     continue;
                 }
                 match (sm.get("name"), sm.get("markdown")) {
-                    (Some(Value::String(n)), Some(Value::String(md))) if is_server_name(n) => out
+                    (Some(Value::String(n)), Some(Value::String(md))) if is_skill_name(n) => out
                         .push(SkillSource::Inline {
                             name: n.clone(),
                             markdown: md.clone(),
@@ -471,6 +547,8 @@ pub fn servers_from_value(
             return out;
         }
     };
+    // Sanitised name → the first server (valid or not) that mints it.
+    let mut prefixes: HashMap<String, String> = HashMap::new();
     for (k, entry) in m {
         let name = match k {
             Value::String(s) if is_server_name(s) => s.clone(),
@@ -480,15 +558,31 @@ pub fn servers_from_value(
                     None,
                     "mcp_servers",
                     format!(
-                        "has a bad server name '{}' (letters, digits, '_', '.', '-')",
-                        crate::declaration::value::key_text(other)
+                        "has a bad server name '{}' (1 to {MAX_SERVER_NAME} characters, not blank, no control characters)",
+                        crate::declaration::value::key_text(other).escape_debug()
                     ),
                 ));
                 continue;
             }
         };
+        out.order.push(name.clone());
         let label = ctx.server_where(&name);
-        match server_from_value(&name, entry, ctx, plugin, &label, &mut out.warnings) {
+        let result = server_from_value(&name, entry, ctx, plugin, &label, &mut out.warnings);
+        if let Some(first) = prefixes.get(&minted_prefix(&name)) {
+            let mut errors = vec![ManifestError::new(
+                &label,
+                Some(&name),
+                "",
+                prefix_clash_message(&name, first, ""),
+            )];
+            if let Err(e) = result {
+                errors.extend(e);
+            }
+            out.errors.extend(errors);
+            continue;
+        }
+        prefixes.insert(minted_prefix(&name), name.clone());
+        match result {
             Ok(s) => out.servers.push(s),
             Err(e) => out.errors.extend(e),
         }
@@ -746,6 +840,19 @@ fn stdio_transport(
     let plugin_dir = ctx.plugin_dir.to_string_lossy().into_owned();
     let with_dir = |s: &str| s.replace("${PLUGIN_DIR}", &plugin_dir);
     let command = match get("command") {
+        // No shell runs the command, so `~` is never expanded: refused
+        // rather than looked up as a folder literally named `~`
+        // (`docs/mcp-client.md` §8, "The command").
+        Some(Value::String(s)) if s.trim().starts_with('~') => {
+            bad.push((
+                "command".into(),
+                format!(
+                    "starts with '~', which is not expanded (no shell runs the command; got '{}'); write the full path, or ${{PLUGIN_DIR}}/… for a program in the plugin folder",
+                    s.trim()
+                ),
+            ));
+            String::new()
+        }
         Some(Value::String(s)) if !s.trim().is_empty() => with_dir(s.trim()),
         Some(o) => {
             bad.push((
@@ -1185,6 +1292,27 @@ pub fn merge_servers(
     let mut out = config;
     let mut errors = Vec::new();
     for s in plugins {
+        let prefix = minted_prefix(&s.name);
+        if let Some(first) = out
+            .iter()
+            .find(|o| o.name != s.name && minted_prefix(&o.name) == prefix)
+        {
+            let taken_by = match &first.plugin {
+                Some(p) => format!(" of plugin '{p}'"),
+                None => " of the config file".to_string(),
+            };
+            let by = match &s.plugin {
+                Some(p) => format!("plugin '{p}'"),
+                None => "the config file".to_string(),
+            };
+            errors.push(ManifestError::new(
+                &format!("{by} server '{}'", s.name),
+                Some(&s.name),
+                "",
+                prefix_clash_message(&s.name, &first.name, &taken_by),
+            ));
+            continue;
+        }
         if let Some(first) = out.iter().find(|o| o.name == s.name) {
             let taken_by = match &first.plugin {
                 Some(p) => format!("plugin '{p}'"),

@@ -37,8 +37,11 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use rmcp::RoleClient;
-use rmcp::model::{CallToolRequestParams, PaginatedRequestParams, Tool};
-use rmcp::service::{Peer, RunningServiceCancellationToken};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam,
+    ClientRequest, PaginatedRequestParams, RequestId, ServerResult, Tool,
+};
+use rmcp::service::{Peer, PeerRequestOptions, RunningServiceCancellationToken};
 use serde::Serialize;
 
 use crate::manifest::server::{ServerSpec, Transport};
@@ -221,6 +224,10 @@ pub struct DiscoveryReport {
     pub gated: Vec<String>,
     /// Servers with `enabled: false`.
     pub disabled: Vec<String>,
+    /// Servers whose live session was lost and whose reconnect policy owns
+    /// the retries (backoff tries, then a probe every `probe_interval`):
+    /// this pass did not connect them.
+    pub reconnecting: Vec<String>,
     /// Offered tools after the pass.
     pub tool_count: usize,
     /// [`NO_SERVERS_CONFIGURED`] when the list was empty.
@@ -391,6 +398,11 @@ struct Slot {
     session: Option<Arc<Session>>,
     raw_tools: Vec<Tool>,
     server_info: Option<String>,
+    /// A live session of this slot was lost and [`reconnect_loop`] owns
+    /// the retries (tries with backoff, then a probe every
+    /// `probe_interval`): a discovery pass leaves the slot to it instead of
+    /// starting a ladder of its own (`docs/mcp-client.md` §8, "Connecting and reconnecting").
+    reconnecting: bool,
 }
 
 impl Slot {
@@ -403,6 +415,7 @@ impl Slot {
             session: None,
             raw_tools: Vec::new(),
             server_info: None,
+            reconnecting: false,
         }
     }
 }
@@ -889,6 +902,7 @@ fn install(inner: &Arc<Inner>, name: &str, connected: Connected) -> bool {
         );
         slot.state = ConnectionState::Connected;
         slot.last_error = None;
+        slot.reconnecting = false;
         if let Some(r) = redactor {
             crate::logging::register_secrets(&r);
             slot.redactor = r;
@@ -975,6 +989,7 @@ async fn session_ended(inner: &Arc<Inner>, name: &str, generation: u64, reason: 
         slot.last_error = Some(slot.redactor.redact(&msg));
         slot.state = ConnectionState::Failed;
         slot.raw_tools.clear();
+        slot.reconnecting = policy_reconnects(&inner.options.reconnect);
         let spec = slot.spec.clone();
         st.dirty = true;
         (session, spec)
@@ -987,6 +1002,11 @@ async fn session_ended(inner: &Arc<Inner>, name: &str, generation: u64, reason: 
     let weak = Arc::downgrade(inner);
     let name = name.to_string();
     tokio::spawn(async move { reconnect_loop(weak, name, spec, policy).await });
+}
+
+/// Whether [`reconnect_loop`] will try again at all under `policy`.
+fn policy_reconnects(policy: &ReconnectPolicy) -> bool {
+    policy.attempts > 0 || policy.probe_interval.is_some()
 }
 
 /// Whether the slot still exists with this spec and is `failed` (so a
@@ -1020,7 +1040,16 @@ async fn reconnect_loop(
         } else {
             match policy.probe_interval {
                 Some(p) => p,
-                None => return,
+                None => {
+                    // No probes: discovery passes may retry it again.
+                    if let Some(inner) = weak.upgrade()
+                        && let Some(slot) = inner.lock().slot_mut(&name)
+                        && slot.spec == spec
+                    {
+                        slot.reconnecting = false;
+                    }
+                    return;
+                }
             }
         };
         n = n.saturating_add(1);
@@ -1054,6 +1083,104 @@ async fn reconnect_loop(
             }
         }
     }
+}
+
+/// A `tools/call` result with its content blocks as JSON: the typed ones
+/// serialized again, and — when a block of a type this client does not know
+/// made the typed parse fail — every block as the server sent it.
+struct RawCallResult {
+    content: Vec<serde_json::Value>,
+    structured_content: Option<serde_json::Value>,
+    is_error: bool,
+}
+
+/// Sends `notifications/cancelled` for a request when dropped before
+/// [`CancelOnDrop::disarm`] (a call abandoned by its caller or its timeout).
+struct CancelOnDrop {
+    peer: Peer<RoleClient>,
+    id: Option<RequestId>,
+}
+
+impl CancelOnDrop {
+    fn disarm(&mut self) {
+        self.id = None;
+    }
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let peer = self.peer.clone();
+        rt.spawn(async move {
+            let n = CancelledNotification::new(CancelledNotificationParam::new(
+                Some(id),
+                Some("request abandoned by the caller".into()),
+            ));
+            let _ = peer.send_notification(n.into()).await;
+        });
+    }
+}
+
+/// `tools/call` that survives content blocks of unknown types. rmcp's typed
+/// `call_tool` fails the whole call ("Unexpected response type") when one
+/// block does not parse, because the result then arrives as a
+/// `CustomResult`; here that raw result is read leniently instead: its
+/// `content` blocks kept as sent (the CLI names the unknown type and shows
+/// its JSON), `isError` and `structuredContent` as given.
+async fn call_tool_tolerant(
+    peer: &Peer<RoleClient>,
+    params: CallToolRequestParams,
+) -> Result<RawCallResult, rmcp::ServiceError> {
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    let handle = peer
+        .send_request_with_option(request, PeerRequestOptions::no_options())
+        .await?;
+    let mut guard = CancelOnDrop {
+        peer: peer.clone(),
+        id: Some(handle.id.clone()),
+    };
+    let result = handle.await_response().await;
+    guard.disarm();
+    match result? {
+        ServerResult::CallToolResult(r) => Ok(RawCallResult {
+            content: r
+                .content
+                .iter()
+                .map(|b| serde_json::to_value(b).unwrap_or(serde_json::Value::Null))
+                .collect(),
+            structured_content: r.structured_content,
+            is_error: r.is_error == Some(true),
+        }),
+        ServerResult::CustomResult(custom) => lenient_call_result(custom.0),
+        ServerResult::EmptyResult(_) => Ok(RawCallResult {
+            content: Vec::new(),
+            structured_content: None,
+            is_error: false,
+        }),
+        _ => Err(rmcp::ServiceError::UnexpectedResponse),
+    }
+}
+
+/// Reads a `tools/call` result that did not fit the typed parse: an object
+/// whose `content` (absent = none) is a list. Anything else is still an
+/// unexpected response.
+fn lenient_call_result(v: serde_json::Value) -> Result<RawCallResult, rmcp::ServiceError> {
+    let serde_json::Value::Object(mut o) = v else {
+        return Err(rmcp::ServiceError::UnexpectedResponse);
+    };
+    let content = match o.remove("content") {
+        None | Some(serde_json::Value::Null) => Vec::new(),
+        Some(serde_json::Value::Array(a)) => a,
+        Some(_) => return Err(rmcp::ServiceError::UnexpectedResponse),
+    };
+    Ok(RawCallResult {
+        content,
+        structured_content: o.remove("structuredContent").filter(|v| !v.is_null()),
+        is_error: o.get("isError").and_then(serde_json::Value::as_bool) == Some(true),
+    })
 }
 
 /// Re-lists one server's tools after `notifications/tools/list_changed`.
@@ -1251,6 +1378,7 @@ impl McpClient {
                     to_close.extend(slot.session.take());
                     slot.raw_tools.clear();
                     slot.last_error = None;
+                    slot.reconnecting = false;
                     if spec.enabled {
                         slot.state = ConnectionState::Gated;
                         report.gated.push(spec.name.clone());
@@ -1260,6 +1388,9 @@ impl McpClient {
                     }
                 } else if slot.session.is_some() && slot.state == ConnectionState::Connected {
                     report.already_connected.push(spec.name.clone());
+                } else if slot.reconnecting {
+                    // Its lost session is retried by the reconnect policy.
+                    report.reconnecting.push(spec.name.clone());
                 } else {
                     slot.state = ConnectionState::Connecting;
                     to_connect.push((spec.clone(), slot.redactor.clone()));
@@ -1463,57 +1594,52 @@ impl McpClient {
             params = params.with_arguments(a);
         }
         // Dropping the request future on timeout sends notifications/cancelled.
-        let result = match tokio::time::timeout(timeout, session.peer.call_tool(params)).await {
-            Err(_) => {
-                return Err(CallError::Timeout {
-                    server,
-                    tool,
-                    seconds: timeout.as_secs_f64(),
-                });
-            }
-            Ok(Err(e)) => {
-                // The session ended under the call: say how the process ended.
-                let exited = match &session.child {
-                    Some(c) if !matches!(e, rmcp::ServiceError::McpError(_)) => {
-                        transport::exit_status(c).await
-                    }
-                    _ => None,
-                };
-                let message = match exited {
-                    Some(status) => {
-                        format!("the server process exited ({status}) before it answered")
-                    }
-                    None => e.to_string(),
-                };
-                return Err(CallError::Failed {
-                    message: redactor.redact(&message),
-                    server,
-                    tool,
-                });
-            }
-            Ok(Ok(r)) => r,
-        };
-        let is_error = result.is_error == Some(true);
+        let result =
+            match tokio::time::timeout(timeout, call_tool_tolerant(&session.peer, params)).await {
+                Err(_) => {
+                    return Err(CallError::Timeout {
+                        server,
+                        tool,
+                        seconds: timeout.as_secs_f64(),
+                    });
+                }
+                Ok(Err(e)) => {
+                    // The session ended under the call: say how the process ended.
+                    let exited = match &session.child {
+                        Some(c) if !matches!(e, rmcp::ServiceError::McpError(_)) => {
+                            transport::exit_status(c).await
+                        }
+                        _ => None,
+                    };
+                    let message = match exited {
+                        Some(status) => {
+                            format!("the server process exited ({status}) before it answered")
+                        }
+                        None => e.to_string(),
+                    };
+                    return Err(CallError::Failed {
+                        message: redactor.redact(&message),
+                        server,
+                        tool,
+                    });
+                }
+                Ok(Ok(r)) => r,
+            };
+        let RawCallResult {
+            mut content,
+            structured_content: mut structured,
+            is_error,
+        } = result;
         // Over stdio the transport already kept only MAX_CONTENT_BLOCKS
-        // (and noted it); over HTTP the cut is made here.
-        let blocks = result.content.len();
-        let mut content: Vec<serde_json::Value> = result
-            .content
-            .iter()
-            .take(if blocks > MAX_CONTENT_BLOCKS + 1 {
-                MAX_CONTENT_BLOCKS
-            } else {
-                blocks
-            })
-            .map(|b| serde_json::to_value(b).unwrap_or(serde_json::Value::Null))
-            .collect();
+        // (and noted it); over HTTP (and a lenient parse) the cut is made here.
+        let blocks = content.len();
         if blocks > MAX_CONTENT_BLOCKS + 1 {
+            content.truncate(MAX_CONTENT_BLOCKS);
             content.push(serde_json::json!({
                 "type": "text",
                 "text": line_transport::blocks_cut_note(blocks),
             }));
         }
-        let mut structured = result.structured_content.clone();
         // An error text gets the strict rule; a successful result only
         // loses the server's secrets (docs/security.md, "Redaction").
         let redact_fn: &dyn Fn(&str) -> String = if is_error {

@@ -151,13 +151,16 @@ pub enum ConnectError {
 
 impl ConnectError {
     /// Whether another attempt can help: `false` for errors that a retry
-    /// repeats (a missing command or package, a URL that is invalid or not
-    /// MCP, refused credentials, the legacy SSE transport); docs/mcp-client.md §2.5
-    /// retries only the others inside the first connect.
+    /// repeats (a missing command or package, a server process that exits
+    /// during start-up, a URL that is invalid or not MCP, refused
+    /// credentials, the legacy SSE transport); only the others are retried
+    /// inside the first connect (`docs/mcp-client.md` §8, "Connecting and
+    /// reconnecting").
     pub fn is_permanent(&self) -> bool {
         matches!(
             self,
             ConnectError::CommandNotFound { .. }
+                | ConnectError::ExitedAtStart { .. }
                 | ConnectError::CommandUnusable { .. }
                 | ConnectError::PackageNotFound { .. }
                 | ConnectError::Spawn { .. }
@@ -313,7 +316,7 @@ fn launcher_of(command: &str) -> Option<String> {
 
 /// Finds `command` the way the child would: a name with a path separator
 /// must be an executable file; a bare name is searched on `path` (the
-/// child's PATH).
+/// child's PATH; when it is unset, `/bin:/usr/bin` on unix).
 pub fn resolve_command(command: &str, path: Option<&str>) -> Option<PathBuf> {
     let is_exec = |p: &Path| -> bool {
         let Ok(meta) = std::fs::metadata(p) else {
@@ -348,7 +351,15 @@ pub fn resolve_command(command: &str, path: Option<&str>) -> Option<PathBuf> {
     } else {
         vec![String::new()]
     };
+    // An unset PATH searches what `execvp` searches then (the same default
+    // as a declaration's `command` location); a set but empty one, nothing.
+    #[cfg(unix)]
+    let path = Some(path.unwrap_or(crate::resolver::DEFAULT_POSIX_PATH));
     for dir in std::env::split_paths(path?) {
+        // Empty and relative entries would search the current folder.
+        if !dir.is_absolute() {
+            continue;
+        }
         for ext in &exts {
             let candidate = dir.join(format!("{command}{ext}"));
             if is_exec(&candidate) {
@@ -782,22 +793,34 @@ async fn open_url(
     let authority = http_authority(url).ok_or_else(|| ConnectError::InvalidUrl {
         url: url.to_string(),
     })?;
-    match tokio::net::TcpStream::connect(&authority).await {
-        Ok(_) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
-            return Err(ConnectError::HttpRefused {
-                url: url.to_string(),
-            });
-        }
-        Err(e) => {
-            return Err(ConnectError::Http {
-                url: url.to_string(),
-                message: e.to_string(),
-            });
+    // Loopback and the app endpoint are always dialled directly; a remote
+    // server goes through the proxy of HTTP(S)_PROXY unless NO_PROXY names it.
+    let direct = app_endpoint || is_loopback_url(url);
+    let via_proxy = !direct && proxy_configured(url);
+    // A quick look at the port names a refused connection plainly; behind
+    // a proxy the name may not even resolve here, so the proxy is asked.
+    if !via_proxy {
+        match tokio::net::TcpStream::connect(&authority).await {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                return Err(ConnectError::HttpRefused {
+                    url: url.to_string(),
+                });
+            }
+            Err(e) => {
+                return Err(ConnectError::Http {
+                    url: url.to_string(),
+                    message: e.to_string(),
+                });
+            }
         }
     }
+    let client = http_client(direct, None).map_err(|e| ConnectError::Http {
+        url: url.to_string(),
+        message: e.to_string(),
+    })?;
     let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers.clone());
-    let transport = StreamableHttpClientTransport::from_config(config);
+    let transport = StreamableHttpClientTransport::with_client(client, config);
     match handler.serve(transport).await {
         Ok(service) => {
             let peer = service.peer().clone();
@@ -828,7 +851,7 @@ async fn open_url(
                     });
                 }
             }
-            if speaks_legacy_sse(url, &headers).await {
+            if speaks_legacy_sse(url, &headers, direct).await {
                 return Err(ConnectError::LegacySse {
                     url: url.to_string(),
                 });
@@ -911,12 +934,9 @@ const SSE_PROBE_TIMEOUT: Duration = Duration::from_secs(3);
 async fn speaks_legacy_sse(
     url: &str,
     headers: &std::collections::HashMap<http::HeaderName, http::HeaderValue>,
+    direct: bool,
 ) -> bool {
-    let Ok(client) = reqwest::Client::builder()
-        .timeout(SSE_PROBE_TIMEOUT)
-        .no_proxy()
-        .build()
-    else {
+    let Ok(client) = http_client(direct, Some(SSE_PROBE_TIMEOUT)) else {
         return false;
     };
     let mut req = client
@@ -934,6 +954,89 @@ async fn speaks_legacy_sse(
             .get(http::header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.trim_start().starts_with("text/event-stream"))
+}
+
+/// The HTTP client of one server (`docs/mcp-client.md` §8, "Proxies (HTTP servers)"). `direct`:
+/// never through a proxy (loopback, the app endpoint — a bearer token for a
+/// local application must not travel to a proxy). Otherwise the proxy of
+/// `HTTPS_PROXY` / `HTTP_PROXY` / `ALL_PROXY` (either case) for the URL's
+/// scheme, unless `NO_PROXY` names the host. Idle connections are not
+/// pooled, and redirects are followed only to the same origin with a
+/// 307/308 (which keep the request body), at most 10, as rmcp's own client.
+pub(crate) fn http_client(
+    direct: bool,
+    timeout: Option<Duration>,
+) -> Result<reqwest::Client, reqwest::Error> {
+    let mut b = reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .redirect(same_origin_redirects());
+    if direct {
+        b = b.no_proxy();
+    }
+    if let Some(t) = timeout {
+        b = b.timeout(t);
+    }
+    b.build()
+}
+
+/// Most redirects followed for one request.
+const MAX_REDIRECTS: usize = 10;
+
+/// Follows a 307/308 to the same origin only: a redirect elsewhere would
+/// carry the server's headers (its credentials) to another host.
+fn same_origin_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let keeps_body = matches!(
+            attempt.status(),
+            reqwest::StatusCode::TEMPORARY_REDIRECT | reqwest::StatusCode::PERMANENT_REDIRECT
+        );
+        let same_origin = attempt
+            .previous()
+            .first()
+            .is_some_and(|first| first.origin() == attempt.url().origin());
+        if !keeps_body || !same_origin {
+            attempt.stop()
+        } else if attempt.previous().len() > MAX_REDIRECTS {
+            attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+        } else {
+            attempt.follow()
+        }
+    })
+}
+
+/// Whether `url`'s host is this machine: `localhost` (and `*.localhost`),
+/// `127.0.0.0/8`, `::1` (an IPv4-mapped loopback included).
+pub fn is_loopback_url(url: &str) -> bool {
+    let Ok(u) = reqwest::Url::parse(url) else {
+        return false;
+    };
+    match u.host() {
+        Some(url::Host::Domain(d)) => {
+            let d = d.trim_end_matches('.').to_ascii_lowercase();
+            d == "localhost" || d.ends_with(".localhost")
+        }
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => {
+            ip.is_loopback() || ip.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
+        }
+        None => false,
+    }
+}
+
+/// Whether a proxy variable for `url`'s scheme is set (non-empty) in this
+/// process's environment; `NO_PROXY` is applied by the HTTP client itself.
+fn proxy_configured(url: &str) -> bool {
+    let https = url
+        .get(..8)
+        .is_some_and(|p| p.eq_ignore_ascii_case("https://"));
+    let names: &[&str] = if https {
+        &["HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"]
+    } else {
+        &["HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"]
+    };
+    names
+        .iter()
+        .any(|n| std::env::var_os(n).is_some_and(|v| !v.is_empty()))
 }
 
 /// Turns rmcp's HTTP handshake error into a sentence: internal type names
@@ -1011,12 +1114,43 @@ mod tests {
     use super::*;
 
     #[test]
+    fn loopback_urls_are_told_from_remote_ones() {
+        for url in [
+            "http://127.0.0.1:8080/mcp",
+            "http://127.9.8.7/mcp",
+            "http://[::1]:9/mcp",
+            "http://[::ffff:127.0.0.1]/mcp",
+            "http://LOCALHOST:1/mcp",
+            "http://localhost./mcp",
+            "https://app.localhost/mcp",
+        ] {
+            assert!(is_loopback_url(url), "{url}");
+        }
+        for url in [
+            "http://0.0.0.0:1/mcp",
+            "http://10.0.0.1/mcp",
+            "http://127.example.org/mcp",
+            "http://localhost.example.org/mcp",
+            "https://mcp.example.com/mcp",
+            "not a url",
+        ] {
+            assert!(!is_loopback_url(url), "{url}");
+        }
+    }
+
+    #[test]
     fn resolve_finds_sh_and_rejects_missing() {
         let path = std::env::var("PATH").ok();
         assert!(resolve_command("sh", path.as_deref()).is_some());
         assert!(resolve_command("definitely-not-a-command-xyz", path.as_deref()).is_none());
         assert!(resolve_command("/no/such/file", path.as_deref()).is_none());
-        assert!(resolve_command("sh", None).is_none());
+        // An unset PATH searches /bin:/usr/bin on unix; an empty one nothing.
+        #[cfg(unix)]
+        assert!(
+            resolve_command("sh", None)
+                .is_some_and(|p| p.starts_with("/bin") || p.starts_with("/usr/bin"))
+        );
+        assert!(resolve_command("sh", Some("")).is_none());
     }
 
     #[test]

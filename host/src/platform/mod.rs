@@ -147,6 +147,15 @@ pub trait Platform: Send + Sync {
     /// What `~` expands to; `None` when unknown.
     fn home(&self) -> Option<String>;
 
+    /// What `~user` expands to on linux/darwin: that user's home folder from
+    /// the user database (`getpwnam` on this machine, `users:` of a
+    /// simulated host). `None` when the user is unknown (the default):
+    /// a location through `~user` is then never present.
+    fn user_home(&self, user: &str) -> Option<String> {
+        let _ = user;
+        None
+    }
+
     /// An environment variable (case-insensitive names on win32); `None` when
     /// unset.
     fn env_var(&self, name: &str) -> Option<String>;

@@ -75,6 +75,10 @@ impl Platform for RealPlatform {
         std::env::var(name).ok()
     }
 
+    fn user_home(&self, user: &str) -> Option<String> {
+        user_home(user)
+    }
+
     fn metadata(&self, path: &str) -> Option<FileKind> {
         self.count();
         let m = fs::metadata(path).ok()?;
@@ -158,6 +162,53 @@ impl Platform for RealPlatform {
         self.count();
         cap_std::fs::Dir::open_ambient_dir(path, cap_std::ambient_authority()).ok()
     }
+}
+
+/// The home folder of `user` from the user database (`getpwnam_r`), like a
+/// shell's `~user`. `None` for an unknown user, a name with a NUL byte, or a
+/// home that is not UTF-8 or empty.
+#[cfg(unix)]
+fn user_home(user: &str) -> Option<String> {
+    use std::ffi::{CStr, CString};
+    let name = CString::new(user).ok()?;
+    // Entries are small; a bounded buffer that grows on ERANGE up to 1 MiB.
+    let mut buf_len = 1024usize;
+    loop {
+        let mut buf = vec![0 as libc::c_char; buf_len];
+        // SAFETY: an all-zero passwd is a valid value to be filled in.
+        let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
+        let mut result: *mut libc::passwd = std::ptr::null_mut();
+        // SAFETY: every pointer refers to a live buffer of the stated size;
+        // `result` is set to `&pwd` or null.
+        let rc = unsafe {
+            libc::getpwnam_r(
+                name.as_ptr(),
+                &mut pwd,
+                buf.as_mut_ptr(),
+                buf.len(),
+                &mut result,
+            )
+        };
+        if rc == libc::ERANGE && buf_len < (1 << 20) {
+            buf_len *= 4;
+            continue;
+        }
+        if rc != 0 || result.is_null() || pwd.pw_dir.is_null() {
+            return None;
+        }
+        // SAFETY: pw_dir points into `buf`, NUL-terminated by getpwnam_r.
+        let dir = unsafe { CStr::from_ptr(pwd.pw_dir) };
+        return dir
+            .to_str()
+            .ok()
+            .filter(|d| !d.is_empty())
+            .map(str::to_string);
+    }
+}
+
+#[cfg(not(unix))]
+fn user_home(_user: &str) -> Option<String> {
+    None
 }
 
 #[cfg(unix)]

@@ -46,6 +46,9 @@ struct HostYaml {
     home: Option<String>,
     #[serde(default)]
     env: Option<BTreeMap<String, String>>,
+    /// The user database for `~user` (linux/darwin): name → home folder.
+    #[serde(default)]
+    users: Option<BTreeMap<String, String>>,
     #[serde(default)]
     gpu: Option<String>,
     #[serde(default)]
@@ -165,6 +168,7 @@ pub struct SimulatedHost {
     /// among names differing only by case), built once at load so a lookup
     /// does not scan every variable.
     env_folded: HashMap<String, String>,
+    users: BTreeMap<String, String>,
     gpu: Option<GpuClass>,
     arch: Option<String>,
     processes: Vec<u32>,
@@ -234,6 +238,12 @@ impl SimulatedHost {
                 )
             })?),
         };
+        if y.users.is_some() && os == OsFamily::Win32 {
+            return Err(err(
+                "users",
+                "is only valid with os: darwin or linux".into(),
+            ));
+        }
         if y.arch.is_some() && os != OsFamily::Darwin {
             return Err(err("arch", "is only valid with os: darwin".into()));
         }
@@ -334,6 +344,7 @@ impl SimulatedHost {
             home: y.home,
             env,
             env_folded,
+            users: y.users.unwrap_or_default(),
             gpu,
             arch: y.arch,
             processes: y.processes.unwrap_or_default(),
@@ -504,10 +515,38 @@ impl SimulatedHost {
         self.calls.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// [`Platform::metadata`] without the trailing-separator rule (not counted).
+    fn metadata_inner(&self, path: &str) -> Option<FileKind> {
+        let (root, rel, known) = self.resolve(path)?;
+        // A path that does not exist even when links are followed anywhere
+        // is absent. Without links in root/ the plain answer is the answer;
+        // otherwise an existing path is looked at again through cap-std,
+        // which refuses links leaving root/.
+        let quick = match known {
+            Some(m) => m,
+            None => fs::metadata(self.root_path.join(&rel)).ok()?,
+        };
+        if self.no_links {
+            return Some(kind_of(quick.is_file(), quick.is_dir(), self.os, || {
+                std_exec_bit(&quick)
+            }));
+        }
+        let m = root.metadata(rel).ok()?;
+        Some(kind_of(m.is_file(), m.is_dir(), self.os, || exec_bit(&m)))
+    }
+
+    /// Whether `path` ends in a separator of the evaluated OS family.
+    fn ends_with_sep(&self, path: &str) -> bool {
+        path.ends_with('/') || (self.os == OsFamily::Win32 && path.ends_with('\\'))
+    }
+
     /// Opens a regular file in `root/` (plainly when `root/` has no links,
     /// else through cap-std).
     /// Also returns the file's length in bytes (a read's size hint).
     fn open_regular(&self, path: &str) -> io::Result<(Box<dyn ReadSeek>, u64)> {
+        if self.ends_with_sep(path) {
+            return Err(not_found()); // a trailing separator names a folder
+        }
         let (root, rel, _) = self.resolve(path).ok_or_else(not_found)?;
         let (file, is_file, len): (Box<dyn ReadSeek>, bool, u64) = if self.no_links {
             let f = fs::File::open(self.root_path.join(&rel))?;
@@ -772,6 +811,10 @@ impl Platform for SimulatedHost {
         })
     }
 
+    fn user_home(&self, user: &str) -> Option<String> {
+        self.users.get(user).cloned()
+    }
+
     fn env_var(&self, name: &str) -> Option<String> {
         if self.os == OsFamily::Win32 {
             self.env_folded.get(&name.to_ascii_lowercase()).cloned()
@@ -782,22 +825,13 @@ impl Platform for SimulatedHost {
 
     fn metadata(&self, path: &str) -> Option<FileKind> {
         self.count();
-        let (root, rel, known) = self.resolve(path)?;
-        // A path that does not exist even when links are followed anywhere
-        // is absent. Without links in root/ the plain answer is the answer;
-        // otherwise an existing path is looked at again through cap-std,
-        // which refuses links leaving root/.
-        let quick = match known {
-            Some(m) => m,
-            None => fs::metadata(self.root_path.join(&rel)).ok()?,
-        };
-        if self.no_links {
-            return Some(kind_of(quick.is_file(), quick.is_dir(), self.os, || {
-                std_exec_bit(&quick)
-            }));
+        let kind = self.metadata_inner(path)?;
+        // A trailing separator names a folder, as on a real file system
+        // (`/opt/x/` is "not a directory" when `x` is a file).
+        if self.ends_with_sep(path) && !kind.is_dir() {
+            return None;
         }
-        let m = root.metadata(rel).ok()?;
-        Some(kind_of(m.is_file(), m.is_dir(), self.os, || exec_bit(&m)))
+        Some(kind)
     }
 
     fn read_file(&self, path: &str, max_bytes: u64) -> Result<Vec<u8>, ReadError> {

@@ -28,27 +28,36 @@ fn is_win_name_char(c: char) -> bool {
 /// Expands `input` for the OS family of `platform`: a leading `~` (alone or
 /// before a separator) becomes the home folder, then `$NAME` / `${NAME}`
 /// (`NAME` = `[A-Za-z0-9_]+`) and, on win32, `%NAME%` (`%%` is a literal `%`).
-/// `~user` is not expanded (no user database on a simulated host) and marks
-/// the result incomplete.
+///
+/// On linux/darwin `~user` (up to the first `/`) becomes that user's home
+/// folder from the platform's user database ([`Platform::user_home`]); a
+/// user it does not know, and `~user` on win32, mark the result incomplete
+/// (never a folder literally named `~user`). A home folder or variable value
+/// that ends in a separator, followed by a separator, is joined without
+/// doubling it (`HOME=/` and `~/usr/bin/sh` give `/usr/bin/sh`;
+/// `docs/declarations.md`, "Expansion").
 pub fn expand(input: &str, platform: &dyn Platform) -> Expanded {
     let os = platform.os_family();
     let mut complete = true;
     let mut out = String::with_capacity(input.len() + 16);
     let mut rest = input;
     if let Some(after) = input.strip_prefix('~') {
-        let at_sep = after.is_empty()
-            || after.starts_with('/')
-            || (os == OsFamily::Win32 && after.starts_with('\\'));
-        if at_sep {
-            match platform.home().filter(|h| !h.is_empty()) {
-                Some(home) => {
-                    out.push_str(&home);
-                    rest = after;
-                }
-                None => complete = false,
-            }
+        let is_sep = |c: char| c == '/' || (os == OsFamily::Win32 && c == '\\');
+        let name_end = after.find(is_sep).unwrap_or(after.len());
+        let (user, tail) = after.split_at(name_end);
+        let home = if user.is_empty() {
+            platform.home()
+        } else if os != OsFamily::Win32 {
+            platform.user_home(user)
         } else {
-            complete = false;
+            None
+        };
+        match home.filter(|h| !h.is_empty()) {
+            Some(home) => {
+                push_joined(&mut out, &home, tail, os);
+                rest = tail;
+            }
+            None => complete = false,
         }
     }
     let bytes = rest.as_bytes();
@@ -82,7 +91,14 @@ pub fn expand(input: &str, platform: &dyn Platform) -> Expanded {
             };
             if let Some(name) = name {
                 out.push_str(&rest[lit_start..i]);
-                push_var(&mut out, platform, name, &rest[i..end], &mut complete);
+                push_var(
+                    &mut out,
+                    platform,
+                    name,
+                    &rest[i..end],
+                    &rest[end..],
+                    &mut complete,
+                );
                 lit_start = end;
             }
             i = end;
@@ -103,7 +119,14 @@ pub fn expand(input: &str, platform: &dyn Platform) -> Expanded {
             }
             if name.chars().all(is_win_name_char) {
                 out.push_str(&rest[lit_start..i]);
-                push_var(&mut out, platform, name, &rest[i..end], &mut complete);
+                push_var(
+                    &mut out,
+                    platform,
+                    name,
+                    &rest[i..end],
+                    &rest[end..],
+                    &mut complete,
+                );
                 lit_start = end;
                 i = end;
                 continue;
@@ -118,23 +141,35 @@ pub fn expand(input: &str, platform: &dyn Platform) -> Expanded {
     }
 }
 
-/// Whether `path` is absolute for `os`: `C:\` / `C:/` on win32, `/` elsewhere.
-/// Network paths (`\\server`, `//server`) are never absolute here: presence
-/// checks must not reach the network.
+/// Whether `path` is absolute for `os`: `C:\` / `C:/` on win32, `/`
+/// elsewhere. Network paths are never absolute here: presence checks must
+/// not reach the network. On win32 that is any path starting with two
+/// separators (`\\server`, `//server`); on linux/darwin only exactly two
+/// leading `/` before a name (`//server/share`, which POSIX leaves to the
+/// system) — `///usr/bin/sh` is `/usr/bin/sh` and `\` is an ordinary
+/// file-name character (`/\srv\x` is a file in `/`).
 pub fn is_absolute(path: &str, os: OsFamily) -> bool {
     let b = path.as_bytes();
-    if b.len() >= 2 && (b[0] == b'/' || b[0] == b'\\') && (b[1] == b'/' || b[1] == b'\\') {
-        return false;
-    }
     match os {
         OsFamily::Win32 => {
+            if b.len() >= 2 && matches!(b[0], b'/' | b'\\') && matches!(b[1], b'/' | b'\\') {
+                return false;
+            }
             b.len() >= 3
                 && b[0].is_ascii_alphabetic()
                 && b[1] == b':'
                 && matches!(b[2], b'\\' | b'/')
         }
-        _ => b.first() == Some(&b'/'),
+        _ => b.first() == Some(&b'/') && !is_posix_network_path(path),
     }
+}
+
+/// `//name…` with exactly two leading slashes: the one form POSIX leaves
+/// implementation-defined (a network path on some systems). Three or more
+/// leading slashes are the root.
+pub fn is_posix_network_path(path: &str) -> bool {
+    let b = path.as_bytes();
+    b.len() >= 3 && b[0] == b'/' && b[1] == b'/' && b[2] != b'/'
 }
 
 /// The separator reported paths use on `os`.
@@ -170,14 +205,36 @@ pub fn join(base: &str, rel: &str, os: OsFamily) -> String {
     out
 }
 
-/// Appends the value of variable `name`, or `raw` (the reference as
+/// Appends the value of variable `name` (joined to `next`, the text after
+/// the reference, without doubling a separator), or `raw` (the reference as
 /// written) when it is unset — which leaves the expansion incomplete.
-fn push_var(out: &mut String, platform: &dyn Platform, name: &str, raw: &str, complete: &mut bool) {
+fn push_var(
+    out: &mut String,
+    platform: &dyn Platform,
+    name: &str,
+    raw: &str,
+    next: &str,
+    complete: &mut bool,
+) {
     match platform.env_var(name) {
-        Some(v) => out.push_str(&v),
+        Some(v) => push_joined(out, &v, next, platform.os_family()),
         None => {
             *complete = false;
             out.push_str(raw);
         }
+    }
+}
+
+/// Appends `value` (a home folder or a variable's value) before `next`: when
+/// `next` starts with a separator, the value's trailing separators are
+/// dropped so the two do not make `//` (which a POSIX reader could take for
+/// a network path). A value that is only separators then adds nothing: `/`
+/// before `/usr` is `/usr`.
+fn push_joined(out: &mut String, value: &str, next: &str, os: OsFamily) {
+    let is_sep = |c: char| c == '/' || (os == OsFamily::Win32 && c == '\\');
+    if next.starts_with(is_sep) {
+        out.push_str(value.trim_end_matches(is_sep));
+    } else {
+        out.push_str(value);
     }
 }

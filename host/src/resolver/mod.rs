@@ -190,10 +190,15 @@ struct Found {
     keys: Vec<Option<Vec<u64>>>,
 }
 
-/// Expands `*` segments (`docs/declarations.md` §3): each `*` matches a run of characters within
-/// one segment (not names starting with `.` unless the pattern does; without
-/// case on win32). Matches are ordered by the texts the `*`s matched, compared
-/// as versions, highest first; texts without a readable version after every
+/// Expands `*` segments (`docs/declarations.md`, "Locations"): each `*`
+/// matches a run of characters within one segment (not names starting with
+/// `.` unless the pattern does; without case on win32). Segments are split on
+/// `/` on linux/darwin (`\` is an ordinary character there) and on `\` on
+/// win32 (the pattern is native by then). The text around the matched names
+/// is kept as written (a doubled separator stays doubled), and a pattern that
+/// ends in a separator matches folders only, each reported with that
+/// separator. Matches are ordered by the texts the `*`s matched, compared as
+/// versions, highest first; texts without a readable version after every
 /// versioned one; ties by path, ascending. Matches that do not exist are
 /// dropped; existing ones are returned with their presence.
 fn glob(pattern: &str, presence: Presence, p: &dyn Platform) -> Vec<(String, bool)> {
@@ -203,19 +208,20 @@ fn glob(pattern: &str, presence: Presence, p: &dyn Platform) -> Vec<(String, boo
         OsFamily::Win32 => (&pattern[..3], &pattern[3..]),
         _ => ("/", &pattern[1..]),
     };
-    let segments: Vec<&str> = body.split(['/', '\\']).filter(|s| !s.is_empty()).collect();
+    let segments: Vec<&str> = body.split(sep).collect();
+    let folder_only = pattern.ends_with(sep);
     let last_star = segments.iter().rposition(|s| s.contains('*'));
     let mut states = vec![Match {
         path: prefix.to_string(),
         captures: Vec::new(),
     }];
-    for seg in &segments {
+    for (i, seg) in segments.iter().enumerate() {
         let mut next = Vec::new();
         for st in states {
             let joined = |name: &str| {
                 let mut path = String::with_capacity(st.path.len() + name.len() + 1);
                 path.push_str(&st.path);
-                if !st.path.ends_with(sep) {
+                if i > 0 {
                     path.push(sep);
                 }
                 path.push_str(name);
@@ -252,8 +258,13 @@ fn glob(pattern: &str, presence: Presence, p: &dyn Platform) -> Vec<(String, boo
     for m in states {
         let present = is_present(&m.path, presence, p);
         // A listing proved a final `*` match exists; otherwise a match that
-        // is not present must still exist to count as a copy looked at.
-        let exists = present || ends_with_star || p.metadata(&m.path).is_some();
+        // is not present must still exist to count as a copy looked at. A
+        // trailing separator: it must be a folder (a listing also names files).
+        let exists = if folder_only {
+            p.metadata(&m.path).is_some_and(FileKind::is_dir)
+        } else {
+            present || ends_with_star || p.metadata(&m.path).is_some()
+        };
         if exists {
             let keys = m.captures.iter().map(|c| version_key(c)).collect();
             found.push(Found { m, present, keys });
@@ -308,14 +319,26 @@ fn match_segment(pattern: &str, name: &str, fold_case: bool) -> Option<Vec<Strin
     Some(caps)
 }
 
+/// The search path `command` uses when `PATH` is unset on linux/darwin, as
+/// the original and `execvp` do (`docs/declarations.md`, "Locations").
+pub const DEFAULT_POSIX_PATH: &str = "/bin:/usr/bin";
+
 /// `command`: the first PATH folder holding the name (with a PATHEXT
 /// extension on win32) as an executable. Empty and relative PATH entries are
-/// skipped: the current folder is never searched.
+/// skipped: the current folder is never searched. On linux/darwin entries
+/// are taken literally (no trimming or quote stripping, which are win32
+/// conventions) and an unset `PATH` means [`DEFAULT_POSIX_PATH`]; a `PATH`
+/// set to the empty string searches nothing.
 fn locate_command(name: &str, p: &dyn Platform) -> Candidate {
     let os = p.os_family();
-    let path_var = p.env_var("PATH").unwrap_or_default();
-    let list_sep = if os == OsFamily::Win32 { ';' } else { ':' };
-    let names: Vec<String> = if os == OsFamily::Win32 {
+    let win = os == OsFamily::Win32;
+    let path_var = match p.env_var("PATH") {
+        Some(v) => v,
+        None if !win => DEFAULT_POSIX_PATH.to_string(),
+        None => String::new(),
+    };
+    let list_sep = if win { ';' } else { ':' };
+    let names: Vec<String> = if win {
         let exts: Vec<String> = p
             .env_var("PATHEXT")
             .filter(|s| !s.trim().is_empty())
@@ -337,7 +360,11 @@ fn locate_command(name: &str, p: &dyn Platform) -> Candidate {
         vec![name.to_string()]
     };
     for dir in path_var.split(list_sep) {
-        let dir = dir.trim().trim_matches('"');
+        let dir = if win {
+            dir.trim().trim_matches('"')
+        } else {
+            dir
+        };
         if dir.is_empty() || !is_absolute(dir, os) {
             continue;
         }
