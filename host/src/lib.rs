@@ -25,3 +25,4 @@ pub mod platform;
 pub mod plugin;
 pub mod resolver;
 pub mod skills;
+pub mod trust;

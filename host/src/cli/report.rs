@@ -18,6 +18,9 @@ pub fn status(h: &Host, as_json: bool) -> String {
         return json(&st);
     }
     let mut o = String::new();
+    if let Some(n) = st.trust.notice {
+        let _ = writeln!(o, "trust: {n}");
+    }
     let _ = writeln!(
         o,
         "os_family: {}  gpu_class: {}",
@@ -49,6 +52,16 @@ pub fn status(h: &Host, as_json: bool) -> String {
             let _ = write!(o, "; tools: {}", s.tools.join(", "));
         }
         let _ = writeln!(o);
+        for w in &s.withheld_tools {
+            let _ = writeln!(
+                o,
+                "    tool {} withheld ({}): {}",
+                w.tool,
+                w.reason,
+                w.changes.join("; ")
+            );
+            let _ = writeln!(o, "      approve with: {}", w.approve);
+        }
         if let Some(e) = &s.last_error {
             let _ = writeln!(o, "    last error: {e}");
         }
@@ -62,6 +75,19 @@ pub fn status(h: &Host, as_json: bool) -> String {
             p.kind,
             p.file.display()
         );
+        if !p.trust.state.runs() {
+            let _ = writeln!(
+                o,
+                "  {}: held back; none of its servers is started",
+                p.trust.state.as_str()
+            );
+            for c in &p.trust.changes {
+                let _ = writeln!(o, "    {c}");
+            }
+            if let Some(a) = &p.trust.approve {
+                let _ = writeln!(o, "  approve with: {a}");
+            }
+        }
         for s in st
             .servers
             .iter()
@@ -128,6 +154,13 @@ pub fn tools(h: &Host, as_json: bool) -> String {
         let _ = writeln!(o, "no tools are offered (see `wasmgate status`)");
     }
     print_load_notes(h);
+    for p in h.plugins().iter().filter(|p| !p.trust.state.runs()) {
+        eprintln!(
+            "plugin {} is {} and held back; see `wasmgate status`",
+            p.name,
+            p.trust.state.as_str()
+        );
+    }
     o
 }
 
