@@ -13,6 +13,7 @@
 //! cargo xtask plugins
 //! cargo build --release -p wasmgate --bin wasmgate --example plugin_bench
 //! target/release/examples/plugin_bench
+//! target/release/examples/plugin_bench trust   # only the plugin lock's check
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -94,6 +95,10 @@ fn main() -> anyhow::Result<()> {
     }
     let tmp = tempfile::tempdir()?;
     let cache = tmp.path().join("cache");
+    if std::env::args().nth(1).as_deref() == Some("trust") {
+        // Only the plugin lock's integrity check.
+        return trust_check(&cache);
+    }
     let cold_host = PluginHost::new(HostConfig::default())?;
     let host = PluginHost::new(HostConfig {
         cache_dir: Some(cache.clone()),
