@@ -104,7 +104,10 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 
 /// Hashes that were verified in this process, by path (a `serve` refresh
 /// loop does not read unchanged files again even before they are pinned).
-static SEEN: Mutex<Option<HashMap<PathBuf, (u64, Identity, String)>>> = Mutex::new(None);
+static SEEN: Mutex<Option<HashMap<PathBuf, Seen>>> = Mutex::new(None);
+
+/// Size, identity and SHA-256 of a file hashed in this process.
+type Seen = (u64, Identity, String);
 
 /// Computes the digest of `unit`; `known` are the records of the last
 /// approval (their identities let unchanged files go unread).
