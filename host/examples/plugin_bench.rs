@@ -303,25 +303,42 @@ fn trust_check(cache: &Path) -> anyhow::Result<()> {
     );
     drop(approved);
     forget_seen();
-    let (dev, dev_min) = time(30, || Host::load(options(TrustPolicy::Dev)).unwrap());
-    let (locked, locked_min) = time(30, || {
-        Host::load(options(TrustPolicy::Lock(Some(lock.clone())))).unwrap()
-    });
+    // Interleaved pairs, so drift of a shared machine's load hits both
+    // sides alike; the median of the per-pair differences.
+    let mut dev = Vec::new();
+    let mut locked = Vec::new();
+    let mut diff = Vec::new();
+    for _ in 0..200 {
+        let t = Instant::now();
+        std::hint::black_box(Host::load(options(TrustPolicy::Dev)).unwrap());
+        let d = t.elapsed();
+        let t = Instant::now();
+        std::hint::black_box(Host::load(options(TrustPolicy::Lock(Some(lock.clone())))).unwrap());
+        let l = t.elapsed();
+        dev.push(d);
+        locked.push(l);
+        diff.push(l.as_secs_f64() - d.as_secs_f64());
+    }
+    dev.sort();
+    locked.sort();
+    diff.sort_by(f64::total_cmp);
     let (open, open_min) = time(200, || {
         wasmgate::trust::TrustStore::open(Some(lock.clone()))
     });
+    let per_pair = diff[diff.len() / 2];
     println!(
-        "\nHost::load of the {n} example plugins (compile cache warm): --dev {} ms [{}], \
-         lock enforced {} ms [{}]; of that, reading the lock once per load {} µs [{}]; \
-         the rest, per plugin: {} µs [{} µs min]",
-        ms(dev),
-        ms(dev_min),
-        ms(locked),
-        ms(locked_min),
+        "\nHost::load of the {n} example plugins (compile cache warm), 200 interleaved pairs: \
+         --dev median {} ms, lock enforced median {} ms; median difference {:.1} µs \
+         (quartiles {:.1} / {:.1} µs) = {:.1} µs per plugin; of it, reading the lock \
+         (once per load) {} µs [{}]",
+        ms(dev[dev.len() / 2]),
+        ms(locked[locked.len() / 2]),
+        per_pair * 1e6,
+        diff[diff.len() / 4] * 1e6,
+        diff[diff.len() * 3 / 4] * 1e6,
+        per_pair * 1e6 / n as f64,
         us(open),
         us(open_min),
-        us(locked.saturating_sub(dev).saturating_sub(open) / n as u32),
-        us(locked_min.saturating_sub(dev_min).saturating_sub(open_min) / n as u32),
     );
     Ok(())
 }
