@@ -143,6 +143,11 @@ fn an_unapproved_plugin_starts_nothing_until_approved_and_a_change_holds_it_back
     assert!(out.status.success(), "{}", text(&out));
     let out = u.run(&["call", "mcp_marker_log", "--args", "{}"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains("plugin 'marker' is unapproved and held back"),
+        "{}",
+        text(&out)
+    );
     let out = u.run(&["status"]);
     let s = String::from_utf8_lossy(&out.stdout);
     assert!(s.contains("unapproved: held back"), "{s}");

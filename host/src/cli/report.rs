@@ -252,9 +252,30 @@ pub async fn call(h: &Host, tool: &str, args: serde_json::Value, as_json: bool) 
                                 ),
                             }
                         }
-                        None => eprintln!(
-                            "no configured server owns this name; `wasmgate tools` lists the offered tools"
-                        ),
+                        None => {
+                            // A held-back plugin's server may own it.
+                            let held = h.plugins().iter().find(|p| {
+                                !p.trust.state.runs()
+                                    && p.servers
+                                        .iter()
+                                        .any(|s| crate::mcp::naming::may_own_tool(s, tool))
+                            });
+                            match held {
+                                Some(p) => eprintln!(
+                                    "plugin '{}' is {} and held back: none of its servers is started{}",
+                                    p.name,
+                                    p.trust.state.as_str(),
+                                    p.trust
+                                        .approve
+                                        .as_deref()
+                                        .map(|a| format!("; approve with: {a}"))
+                                        .unwrap_or_default()
+                                ),
+                                None => eprintln!(
+                                    "no configured server owns this name; `wasmgate tools` lists the offered tools"
+                                ),
+                            }
+                        }
                     }
                 }
                 _ => eprintln!("wasmgate call: {e}"),
