@@ -626,3 +626,33 @@ async fn a_rug_pull_through_list_changed_withholds_only_that_tool_until_approved
     );
     gw.shutdown().await;
 }
+
+#[test]
+fn add_of_a_plugin_folder_copies_regular_files_only_and_approves_it() {
+    let u = User::new();
+    let src = u.tmp.path().join("src-marker");
+    let marker = u.tmp.path().join("MARKER");
+    write_marker_plugin(&src, &marker, &[]);
+    #[cfg(unix)]
+    {
+        // A link in the folder: refused, nothing installed.
+        std::os::unix::fs::symlink("/etc/passwd", src.join("passwd")).unwrap();
+        let out = u.run(&["plugin", "add", src.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+        assert!(text(&out).contains("not a regular file"), "{}", text(&out));
+        assert!(!u.plugins().join("marker").exists());
+        std::fs::remove_file(src.join("passwd")).unwrap();
+    }
+    let out = u.run(&["plugin", "add", src.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(s.contains("runs: /bin/sh"), "{s}");
+    assert!(u.plugins().join("marker").join("plugin.yaml").is_file());
+    let st = u.status();
+    assert_eq!(
+        plugin(&st, "marker")["trust"]["state"],
+        "approved",
+        "{st:#}"
+    );
+    assert!(marker.exists(), "the added plugin runs");
+}
