@@ -12,6 +12,9 @@ use wasmgate::host::{Host, HostOptions};
 async fn main() -> anyhow::Result<()> {
     let mut options = HostOptions::new();
     options.plugin_dirs = std::env::args().skip(1).map(Into::into).collect();
+    // The folders named on the command line are trusted as they are; keep
+    // the default (the user's plugin lock) for plugins users install.
+    options.trust = wasmgate::trust::TrustPolicy::Dev;
     let host = Host::load(options)?; // validates manifests, evaluates availability
     host.discover().await; // connects only offerable servers, in parallel
     for tool in host.offered_tools() {

@@ -3,7 +3,8 @@
 //! instantiation from the `InstancePre`; a `manifest()` call; a
 //! `probe-version` call that reads one file; resident memory per loaded
 //! plugin; and the start-up of the `wasmgate status` binary with 1, 10
-//! and 100 cached plugins and no MCP server to connect.
+//! and 100 cached plugins and no MCP server to connect; the plugin lock's
+//! integrity check per load (`trust_check`).
 //!
 //! Needs the example components (`cargo xtask plugins`) and the release
 //! binary beside this example (`target/release/wasmgate`). Run:
@@ -12,6 +13,7 @@
 //! cargo xtask plugins
 //! cargo build --release -p wasmgate --bin wasmgate --example plugin_bench
 //! target/release/examples/plugin_bench
+//! target/release/examples/plugin_bench trust   # only the plugin lock's check
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -93,6 +95,10 @@ fn main() -> anyhow::Result<()> {
     }
     let tmp = tempfile::tempdir()?;
     let cache = tmp.path().join("cache");
+    if std::env::args().nth(1).as_deref() == Some("trust") {
+        // Only the plugin lock's integrity check.
+        return trust_check(&cache);
+    }
     let cold_host = PluginHost::new(HostConfig::default())?;
     let host = PluginHost::new(HostConfig {
         cache_dir: Some(cache.clone()),
@@ -136,6 +142,8 @@ fn main() -> anyhow::Result<()> {
         );
         loaded.push(p);
     }
+
+    trust_check(&cache)?;
 
     // A probe call with one file read (versionfile's VERSION), grant
     // opening included.
@@ -223,6 +231,9 @@ fn main() -> anyhow::Result<()> {
             let out = Command::new(&bin)
                 .args(["status", "--json", "--plugins"])
                 .arg(&dir)
+                // Unpinned copies: the lock's cost is measured in
+                // `trust_check` above.
+                .env("WASMGATE_DEV", "1")
                 .env("WASMGATE_CACHE", &status_cache)
                 .env_remove("VERSIONFILE_HOME")
                 .output()
@@ -235,5 +246,99 @@ fn main() -> anyhow::Result<()> {
         let (med, min) = time(10, run);
         println!("| {n} | {} | {} | {} |", ms(cold), ms(med), ms(min));
     }
+    Ok(())
+}
+
+/// The plugin lock's integrity check (docs/security.md): per example plugin
+/// folder, the first hash of every file and the check of a cached load
+/// (identities unchanged, nothing read); then `Host::load` of the example
+/// plugins with development mode against an approved lock.
+fn trust_check(cache: &Path) -> anyhow::Result<()> {
+    use wasmgate::host::{Host, HostOptions};
+    use wasmgate::trust::TrustPolicy;
+    use wasmgate::trust::digest::{Unit, digest, forget_seen};
+    println!("\n## Integrity check of the plugin lock\n");
+    println!("| plugin folder | files | KiB hashed | first hash ms | cached check µs [min] |");
+    println!("|---|---|---|---|---|");
+    for name in PLUGINS {
+        let dir = component(name).parent().unwrap().to_path_buf();
+        forget_seen();
+        let t = Instant::now();
+        let d = digest(&Unit::Folder(dir.clone()), &[]).map_err(anyhow::Error::msg)?;
+        let first = t.elapsed();
+        // Only the lock's records: what a fresh `wasmgate` process has.
+        forget_seen();
+        let (c, cmin) = time(500, || {
+            digest(&Unit::Folder(dir.clone()), &d.files).unwrap()
+        });
+        let bytes: u64 = d.files.iter().map(|f| f.size).sum();
+        println!(
+            "| {name} | {} | {} | {} | {} [{}] |",
+            d.files.len(),
+            bytes / 1024,
+            ms(first),
+            us(c),
+            us(cmin)
+        );
+    }
+    let tmp = tempfile::tempdir()?;
+    let lock = tmp.path().join("plugins.lock");
+    let options = |trust: TrustPolicy| {
+        let mut o = HostOptions::new();
+        o.plugin_dirs = vec![root().join("target/plugins")];
+        o.sandbox.cache_dir = Some(cache.to_path_buf());
+        o.trust = trust;
+        o
+    };
+    let first = Host::load(options(TrustPolicy::Lock(Some(lock.clone()))))?;
+    for p in first.plugins() {
+        first.approve(&p.name).map_err(anyhow::Error::msg)?;
+    }
+    let n = first.plugins().len();
+    drop(first);
+    let approved = Host::load(options(TrustPolicy::Lock(Some(lock.clone()))))?;
+    anyhow::ensure!(
+        approved.plugins().iter().all(|p| p.trust.state.runs()),
+        "every example plugin approved"
+    );
+    drop(approved);
+    forget_seen();
+    // Interleaved pairs, so drift of a shared machine's load hits both
+    // sides alike; the median of the per-pair differences.
+    let mut dev = Vec::new();
+    let mut locked = Vec::new();
+    let mut diff = Vec::new();
+    for _ in 0..200 {
+        let t = Instant::now();
+        std::hint::black_box(Host::load(options(TrustPolicy::Dev)).unwrap());
+        let d = t.elapsed();
+        let t = Instant::now();
+        std::hint::black_box(Host::load(options(TrustPolicy::Lock(Some(lock.clone())))).unwrap());
+        let l = t.elapsed();
+        dev.push(d);
+        locked.push(l);
+        diff.push(l.as_secs_f64() - d.as_secs_f64());
+    }
+    dev.sort();
+    locked.sort();
+    diff.sort_by(f64::total_cmp);
+    let (open, open_min) = time(200, || {
+        wasmgate::trust::TrustStore::open(Some(lock.clone()))
+    });
+    let per_pair = diff[diff.len() / 2];
+    println!(
+        "\nHost::load of the {n} example plugins (compile cache warm), 200 interleaved pairs: \
+         --dev median {} ms, lock enforced median {} ms; median difference {:.1} µs \
+         (quartiles {:.1} / {:.1} µs) = {:.1} µs per plugin; of it, reading the lock \
+         (once per load) {} µs [{}]",
+        ms(dev[dev.len() / 2]),
+        ms(locked[locked.len() / 2]),
+        per_pair * 1e6,
+        diff[diff.len() / 4] * 1e6,
+        diff[diff.len() * 3 / 4] * 1e6,
+        per_pair * 1e6 / n as f64,
+        us(open),
+        us(open_min),
+    );
     Ok(())
 }

@@ -19,7 +19,12 @@ use crate::mcp::{
 use crate::platform::{GpuClass, Platform, RealPlatform, gpu_class};
 use crate::plugin::{HostConfig, LoadedPlugin, PluginHost};
 use crate::skills::{self, SkillGate};
+use crate::trust::lock::{LockEntry, ToolPin};
+use crate::trust::{
+    self, PluginTrust, TrustPolicy, TrustState, TrustStore, WithheldTool, digest, surface,
+};
 use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -37,6 +42,11 @@ pub struct HostOptions {
     pub sandbox: HostConfig,
     /// MCP client options (reconnect policy).
     pub client: ClientOptions,
+    /// Which plugins may run (`docs/security.md`). Default: the user's lock
+    /// file ([`TrustPolicy::default_lock`]): a plugin the user has not
+    /// approved is held back. Embedders that vet their plugin folders
+    /// themselves, and tests, set [`TrustPolicy::Dev`] or their own lock.
+    pub trust: TrustPolicy,
 }
 
 impl HostOptions {
@@ -48,6 +58,7 @@ impl HostOptions {
             platform: Arc::new(RealPlatform::new()),
             sandbox: HostConfig::default(),
             client: ClientOptions::default(),
+            trust: TrustPolicy::default_lock(),
         }
     }
 }
@@ -69,8 +80,12 @@ pub struct PluginRecord {
     pub file: PathBuf,
     /// `component`, `yaml` or `json` (the Hermes `plugin.json` envelope).
     pub kind: &'static str,
-    /// Its servers' names, in manifest order (valid ones only).
+    /// Its servers' names, in manifest order (valid ones only). A plugin
+    /// that is held back ([`PluginTrust`]) has none of them connected.
     pub servers: Vec<String>,
+    /// Approved, unapproved, changed or dev; what changed; the command that
+    /// approves it.
+    pub trust: PluginTrust,
 }
 
 /// One skill and the skill gate's decision.
@@ -133,6 +148,12 @@ pub struct Host {
     restart: std::sync::Mutex<Vec<String>>,
     /// Servers whose declaration is not offerable.
     gated: Vec<String>,
+    /// The lock (`None` in development mode).
+    trust: Option<Arc<TrustStore>>,
+    /// What `plugin approve NAME` writes for each loaded plugin.
+    pending: HashMap<String, LockEntry>,
+    /// Whether any server came from a plugin (tool pins apply).
+    has_plugin_servers: bool,
     /// Every configured server entry as `(plugin, name)` in configured order
     /// (config file, then each plugin), the invalid ones included.
     order: Vec<(Option<String>, String)>,
@@ -246,6 +267,15 @@ impl Host {
         client.reserve_namespaces(reserved);
 
         let (wasm_dirs, manifest_files) = scan_plugin_dirs(&options.plugin_dirs, &mut problems);
+        let trust_store = match &options.trust {
+            TrustPolicy::Dev => None,
+            TrustPolicy::Lock(path) => Some(Arc::new(TrustStore::open(path.clone()))),
+        };
+        let mut tctx = TrustCtx {
+            store: trust_store.as_deref(),
+            plugin_dirs: &options.plugin_dirs,
+            pending: HashMap::new(),
+        };
         let mut components = None;
         if wasm_dirs_have_components(&wasm_dirs) {
             let sandbox = HostConfig {
@@ -259,10 +289,17 @@ impl Host {
                     Ok(p) => {
                         let r = validate_component_with(&p, grants.clone());
                         let before = plugins.len();
+                        let unit = if options.plugin_dirs.contains(&p.dir) {
+                            digest::Unit::File(p.file.clone())
+                        } else {
+                            digest::Unit::Folder(p.dir.clone())
+                        };
                         accept(
                             r,
                             &p.file,
                             "component",
+                            unit,
+                            &mut tctx,
                             &mut plugins,
                             &mut plugin_servers,
                             &mut skill_sources,
@@ -291,10 +328,13 @@ impl Host {
             } else {
                 manifest::load_plugin_yaml_with(&file, &ctx)
             };
+            let unit = digest::Unit::Folder(manifest::schema::plugin_dir_of(&file));
             accept(
                 r,
                 &file,
                 if is_json { "json" } else { "yaml" },
+                unit,
+                &mut tctx,
                 &mut plugins,
                 &mut plugin_servers,
                 &mut skill_sources,
@@ -308,6 +348,13 @@ impl Host {
             .iter()
             .map(|s| (s.plugin.clone(), s.name.clone()))
             .collect();
+        let pending = tctx.pending;
+        if let Some(e) = trust_store.as_ref().and_then(|s| s.error.clone())
+            && !plugins.is_empty()
+        {
+            problems.push(format!("plugin lock: {e}"));
+        }
+        let has_plugin_servers = !plugin_servers.is_empty();
         let (specs, clashes) = manifest::merge_servers(config_servers, plugin_servers);
         // Plugin servers left out for a name clash are listed as invalid.
         for (plugin, name) in offered {
@@ -376,6 +423,9 @@ impl Host {
             gated,
             order,
             invalid,
+            trust: trust_store,
+            pending,
+            has_plugin_servers,
         })
     }
 
@@ -417,17 +467,192 @@ impl Host {
                 })
                 .await;
         }
-        self.client.connect_all(&specs, offerable).await
+        let report = self.client.connect_all(&specs, offerable).await;
+        self.pin_first_connect();
+        report
+    }
+
+    /// Tool pins on a plugin server's first connect (trust on first use,
+    /// `docs/security.md`): every tool of a connected server of an approved
+    /// plugin that has no pins yet is pinned and the lock written.
+    fn pin_first_connect(&self) {
+        let Some(store) = &self.trust else { return };
+        if !self.has_plugin_servers {
+            return;
+        }
+        let mut fresh: Vec<(String, String, BTreeMap<String, ToolPin>)> = Vec::new();
+        {
+            let lock = store.lock.lock().unwrap_or_else(|e| e.into_inner());
+            let tools = self.client.tools();
+            for c in self.client.status() {
+                if c.state != ConnectionState::Connected {
+                    continue;
+                }
+                let Some(plugin) = self.server(&c.name).and_then(|s| s.spec.plugin.clone()) else {
+                    continue;
+                };
+                let Some(entry) = lock.plugins.get(&plugin) else {
+                    continue;
+                };
+                if entry.tools.contains_key(&c.name) {
+                    continue;
+                }
+                let pins = tools
+                    .iter()
+                    .filter(|t| t.server == c.name)
+                    .map(|t| {
+                        (
+                            t.original_name.clone(),
+                            trust::tool_pin(&t.original_name, &t.description, &t.input_schema),
+                        )
+                    })
+                    .collect();
+                fresh.push((plugin, c.name.clone(), pins));
+            }
+        }
+        if fresh.is_empty() {
+            return;
+        }
+        let r = store.update(|l| {
+            for (plugin, server, pins) in &fresh {
+                if let Some(e) = l.plugins.get_mut(plugin) {
+                    e.tools
+                        .entry(server.clone())
+                        .or_insert_with(|| pins.clone());
+                }
+            }
+        });
+        if let Err(e) = r {
+            tracing::warn!("plugin lock: tool pins not saved: {e}");
+        }
+    }
+
+    /// Why the tool `t` is withheld (its plugin's pins differ), or `None`
+    /// when it may be offered. Config servers' tools and development mode
+    /// are never withheld.
+    pub fn withheld(&self, t: &ToolInfo) -> Option<WithheldTool> {
+        let store = self.trust.as_ref()?;
+        let plugin = self.server(&t.server)?.spec.plugin.clone()?;
+        let lock = store.lock.lock().unwrap_or_else(|e| e.into_inner());
+        withheld_in(&lock, &plugin, t)
+    }
+
+    /// The lock this host enforces (`None` in development mode).
+    pub fn trust_store(&self) -> Option<&Arc<TrustStore>> {
+        self.trust.as_ref()
+    }
+
+    /// What approving plugin `name` writes to the lock: its SHA-256, files
+    /// and surface now, with its current tool pins. `None` when no plugin
+    /// of that name was loaded, it could not be hashed, or in development
+    /// mode.
+    pub fn pending_approval(&self, name: &str) -> Option<&LockEntry> {
+        self.pending.get(name)
+    }
+
+    /// Approves plugin `name` as loaded ([`Host::pending_approval`]),
+    /// keeping its tool pins. Takes effect at the next load. Errors: no
+    /// such plugin, it could not be hashed (the reason), development mode,
+    /// or the lock cannot be written.
+    pub fn approve(&self, name: &str) -> Result<(), String> {
+        let Some(store) = &self.trust else {
+            return Err("development mode has no lock to write".into());
+        };
+        let Some(entry) = self.pending.get(name) else {
+            let why = self
+                .plugins
+                .iter()
+                .find(|p| p.name == name)
+                .map(|p| p.trust.changes.join("; "));
+            return Err(match why {
+                Some(w) => format!("plugin '{name}' cannot be pinned: {w}"),
+                None => format!("no plugin named '{name}' in the plugin folders"),
+            });
+        };
+        store.update(|l| {
+            let mut e = entry.clone();
+            if let Some(old) = l.plugins.get(name) {
+                e.tools = old.tools.clone();
+            }
+            l.plugins.insert(name.to_owned(), e);
+        })
+    }
+
+    /// Pins the tools the connected servers of approved plugin `plugin`
+    /// offer now (after [`Host::discover`]), replacing its earlier pins;
+    /// returns what changed, one sentence each (`server/tool: …`). Errors:
+    /// development mode, the plugin is not approved, or the lock cannot be
+    /// written.
+    pub fn approve_tools(&self, plugin: &str) -> Result<Vec<String>, String> {
+        let Some(store) = &self.trust else {
+            return Err("development mode has no lock to write".into());
+        };
+        let Some(entry) = store.entry(plugin) else {
+            return Err(format!("plugin '{plugin}' is not approved"));
+        };
+        let tools = self.client.tools();
+        let mut changes = Vec::new();
+        let mut pins: BTreeMap<String, BTreeMap<String, ToolPin>> = BTreeMap::new();
+        for c in self.client.status() {
+            let is_ours = self
+                .server(&c.name)
+                .is_some_and(|s| s.spec.plugin.as_deref() == Some(plugin));
+            if !is_ours || c.state != ConnectionState::Connected {
+                continue;
+            }
+            let old = entry.tools.get(&c.name);
+            let mut now = BTreeMap::new();
+            for t in tools.iter().filter(|t| t.server == c.name) {
+                let pin = trust::tool_pin(&t.original_name, &t.description, &t.input_schema);
+                if let Some(old) = old
+                    && let Some(lines) =
+                        trust::tool_changes(old.get(&t.original_name), &pin, &t.description)
+                {
+                    for l in lines {
+                        changes.push(format!("{}/{}: {l}", c.name, t.original_name));
+                    }
+                }
+                now.insert(t.original_name.clone(), pin);
+            }
+            for gone in old.iter().flat_map(|o| o.keys()) {
+                if !now.contains_key(gone) {
+                    changes.push(format!("{}/{gone}: removed", c.name));
+                }
+            }
+            pins.insert(c.name.clone(), now);
+        }
+        store.update(|l| {
+            if let Some(e) = l.plugins.get_mut(plugin) {
+                for (server, p) in &pins {
+                    e.tools.insert(server.clone(), p.clone());
+                }
+            }
+        })?;
+        Ok(changes)
     }
 
     /// The tools offered now: tools of connected servers whose declaration is
     /// offerable (the MCP gate, `docs/declarations.md` §8).
     pub fn offered_tools(&self) -> Vec<ToolInfo> {
-        self.client
+        let tools = self
+            .client
             .tools()
             .into_iter()
-            .filter(|t| self.server(&t.server).is_some_and(ServerRecord::offerable))
-            .collect()
+            .filter(|t| self.server(&t.server).is_some_and(ServerRecord::offerable));
+        match (&self.trust, self.has_plugin_servers) {
+            (Some(store), true) => {
+                // A tool whose pin differs is withheld (a rug pull through
+                // tools/list_changed or a new server version).
+                let lock = store.lock.lock().unwrap_or_else(|e| e.into_inner());
+                tools
+                    .filter(|t| {
+                        let plugin = self.server(&t.server).and_then(|s| s.spec.plugin.as_ref());
+                        plugin.is_none_or(|p| withheld_in(&lock, p, t).is_none())
+                    })
+                    .collect()
+            }
+            _ => tools.collect(),
+        }
     }
 
     /// A registered tool by name (offerable or not; [`Host::call`] refuses
@@ -470,6 +695,16 @@ impl Host {
             return Err(CallError::NotConnected {
                 server: t.server,
                 state: ConnectionState::Gated,
+            });
+        }
+        if self.trust.is_some()
+            && self.has_plugin_servers
+            && let Some(t) = self.client.tool(name)
+            && self.withheld(&t).is_some()
+        {
+            // Withheld until `plugin approve`: not offered, so unknown.
+            return Err(CallError::UnknownTool {
+                name: name.to_owned(),
             });
         }
         self.client.call(name, args).await
@@ -530,6 +765,7 @@ impl Host {
     /// state; never connects.
     pub fn status(&self) -> HostStatus {
         let conn = self.client.status();
+        let all_tools = self.client.tools();
         let line = |s: &ServerRecord| {
             let c = conn.iter().find(|c| c.name == s.spec.name);
             let connection = match c {
@@ -538,6 +774,11 @@ impl Host {
                 None if !s.offerable() => "gated".into(),
                 None => "not_connected".into(),
             };
+            let withheld: Vec<(String, WithheldTool)> = all_tools
+                .iter()
+                .filter(|t| t.server == s.spec.name)
+                .filter_map(|t| self.withheld(t).map(|w| (t.name.clone(), w)))
+                .collect();
             ServerStatusLine {
                 name: s.spec.name.clone(),
                 plugin: s.spec.plugin.clone(),
@@ -551,7 +792,16 @@ impl Host {
                     message: s.message.clone(),
                 }),
                 connection,
-                tools: c.map(|c| c.tools.clone()).unwrap_or_default(),
+                tools: c
+                    .map(|c| {
+                        c.tools
+                            .iter()
+                            .filter(|n| !withheld.iter().any(|(w, _)| w == *n))
+                            .cloned()
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                withheld_tools: withheld.into_iter().map(|(_, w)| w).collect(),
                 collisions: c.map(|c| c.collisions.clone()).unwrap_or_default(),
                 last_error: c.and_then(|c| c.last_error.clone()),
                 server_info: c.and_then(|c| c.server_info.clone()),
@@ -577,6 +827,7 @@ impl Host {
                     availability: None,
                     connection: "invalid".into(),
                     tools: Vec::new(),
+                    withheld_tools: Vec::new(),
                     collisions: Vec::new(),
                     last_error: None,
                     server_info: None,
@@ -590,6 +841,15 @@ impl Host {
             }
         }
         HostStatus {
+            trust: TrustLine {
+                dev: self.trust.is_none(),
+                notice: self.trust.is_none().then_some(trust::DEV_NOTICE),
+                lock_file: self
+                    .trust
+                    .as_ref()
+                    .and_then(|t| t.path.as_ref())
+                    .map(|p| p.display().to_string()),
+            },
             os_family: self.platform.os_family().as_str(),
             gpu_class: self.gpu.as_str(),
             plugins: self.plugins.clone(),
@@ -609,6 +869,8 @@ impl Host {
 /// `wasmgate status --json`.
 #[derive(Debug, Clone, Serialize)]
 pub struct HostStatus {
+    /// How plugins are trusted in this run.
+    pub trust: TrustLine,
     /// OS family evaluated.
     pub os_family: &'static str,
     /// `gpu_class()` of that machine.
@@ -626,6 +888,18 @@ pub struct HostStatus {
     pub warnings: Vec<String>,
 }
 
+/// The trust mode in [`HostStatus`].
+#[derive(Debug, Clone, Serialize)]
+pub struct TrustLine {
+    /// Development mode (`--dev` / `WASMGATE_DEV=1`): plugins run unpinned.
+    pub dev: bool,
+    /// [`trust::DEV_NOTICE`] in development mode.
+    pub notice: Option<&'static str>,
+    /// The lock file enforced (`null` in development mode or without a
+    /// user config dir).
+    pub lock_file: Option<String>,
+}
+
 /// One server in [`HostStatus`].
 #[derive(Debug, Clone, Serialize)]
 pub struct ServerStatusLine {
@@ -640,11 +914,13 @@ pub struct ServerStatusLine {
     /// `connected`, `connecting`, `failed`, `disabled`, `gated`, or
     /// `not_connected` (offerable, discovery not run).
     pub connection: String,
-    /// Registered tool names.
+    /// Registered tool names (withheld ones left out).
     pub tools: Vec<String>,
     /// Naming collisions in which this server's tool lost its plain name
     /// (`reserved: true`: the name lies in a config server's namespace).
     pub collisions: Vec<mcp::Collision>,
+    /// Tools withheld because they differ from their pins.
+    pub withheld_tools: Vec<WithheldTool>,
     /// Last connect error, redacted.
     pub last_error: Option<String>,
     /// `name version` from `initialize`.
@@ -705,6 +981,8 @@ fn accept(
     r: ManifestResult,
     file: &Path,
     kind: &'static str,
+    unit: digest::Unit,
+    tctx: &mut TrustCtx<'_>,
     plugins: &mut Vec<PluginRecord>,
     servers: &mut Vec<ServerSpec>,
     skills: &mut Vec<(String, SkillSource)>,
@@ -733,15 +1011,187 @@ fn accept(
             });
         }
     }
+    let trust = evaluate_trust(tctx, &m, kind, &unit);
+    let runs = trust.state.runs();
     plugins.push(PluginRecord {
         name: m.name.clone(),
         version: m.version.clone(),
         file: file.to_path_buf(),
         kind,
         servers: m.servers.iter().map(|s| s.name.clone()).collect(),
+        trust,
     });
+    if !runs {
+        // Held back: none of its servers is spawned or contacted, none of
+        // its skills shown.
+        return;
+    }
     servers.extend(m.servers);
     skills.extend(m.skills.into_iter().map(|s| (m.name.clone(), s)));
+}
+
+/// The lock and what a load learns for `plugin approve`.
+struct TrustCtx<'a> {
+    store: Option<&'a TrustStore>,
+    plugin_dirs: &'a [PathBuf],
+    pending: HashMap<String, LockEntry>,
+}
+
+/// The plugin's trust: its digest and surface against its lock entry.
+fn evaluate_trust(
+    tctx: &mut TrustCtx<'_>,
+    m: &manifest::Manifest,
+    kind: &str,
+    unit: &digest::Unit,
+) -> PluginTrust {
+    let Some(store) = tctx.store else {
+        return PluginTrust {
+            state: TrustState::Dev,
+            sha256: None,
+            changes: Vec::new(),
+            approve: None,
+        };
+    };
+    let plugin_root = match unit {
+        digest::Unit::File(f) => f.parent().unwrap_or(Path::new(".")),
+        digest::Unit::Folder(d) => d.as_path(),
+    };
+    let dir = tctx
+        .plugin_dirs
+        .iter()
+        .find(|d| unit.path().starts_with(d))
+        .map(PathBuf::as_path);
+    let approve = trust::approve_command(&m.name, dir);
+    let known = store.entry(&m.name);
+    let now = surface::surface(m, plugin_root);
+    let d = match digest::digest(unit, known.as_ref().map_or(&[][..], |e| &e.files)) {
+        Ok(d) => d,
+        Err(e) => {
+            return PluginTrust {
+                state: if known.is_some() {
+                    TrustState::Changed
+                } else {
+                    TrustState::Unapproved
+                },
+                sha256: None,
+                changes: vec![e],
+                approve: None,
+            };
+        }
+    };
+    tctx.pending.insert(
+        m.name.clone(),
+        LockEntry {
+            sha256: d.sha256.clone(),
+            kind: kind.to_owned(),
+            source: unit.path().display().to_string(),
+            files: d.files.clone(),
+            surface: now.clone(),
+            tools: known.as_ref().map(|k| k.tools.clone()).unwrap_or_default(),
+        },
+    );
+    let Some(entry) = known else {
+        return PluginTrust {
+            state: TrustState::Unapproved,
+            sha256: Some(d.sha256),
+            changes: vec!["not in the plugin lock (never approved)".into()],
+            approve: Some(approve),
+        };
+    };
+    let mut changes = Vec::new();
+    if entry.sha256 != d.sha256 {
+        changes.push(format!(
+            "SHA-256 {} → {}",
+            short(&entry.sha256),
+            short(&d.sha256)
+        ));
+        changes.extend(file_changes(&entry.files, &d.files));
+    }
+    changes.extend(surface::diff(&entry.surface, &now));
+    if !changes.is_empty() {
+        return PluginTrust {
+            state: TrustState::Changed,
+            sha256: Some(d.sha256),
+            changes,
+            approve: Some(approve),
+        };
+    }
+    if entry.files != d.files {
+        // Same content under new identities (copied, touched): remember
+        // them so the next load reads nothing.
+        let name = m.name.clone();
+        let files = d.files.clone();
+        if let Err(e) = store.update(|l| {
+            if let Some(e) = l.plugins.get_mut(&name) {
+                e.files = files.clone();
+            }
+        }) {
+            tracing::debug!("plugin lock: identities not saved: {e}");
+        }
+    }
+    PluginTrust {
+        state: TrustState::Approved,
+        sha256: Some(d.sha256),
+        changes: Vec::new(),
+        approve: None,
+    }
+}
+
+fn short(sha: &str) -> &str {
+    &sha[..sha.len().min(16)]
+}
+
+/// Files added, removed or changed between two digests (at most 20 lines).
+fn file_changes(old: &[digest::FileRecord], new: &[digest::FileRecord]) -> Vec<String> {
+    let mut out = Vec::new();
+    for f in new {
+        match old.iter().find(|o| o.path == f.path) {
+            None => out.push(format!("file {} added", f.path)),
+            Some(o) if o.sha256 != f.sha256 || o.kind != f.kind => {
+                out.push(format!("file {} changed", f.path))
+            }
+            Some(_) => {}
+        }
+    }
+    for o in old {
+        if !new.iter().any(|f| f.path == o.path) {
+            out.push(format!("file {} removed", o.path));
+        }
+    }
+    if out.len() > 20 {
+        let more = out.len() - 20;
+        out.truncate(20);
+        out.push(format!("… and {more} more files"));
+    }
+    out
+}
+
+/// [`Host::withheld`] against one lock snapshot.
+fn withheld_in(lock: &trust::lock::LockFile, plugin: &str, t: &ToolInfo) -> Option<WithheldTool> {
+    let approve = trust::approve_command(plugin, None);
+    let Some(pins) = lock
+        .plugins
+        .get(plugin)
+        .and_then(|e| e.tools.get(&t.server))
+    else {
+        // Approved plugin, server not pinned yet: discovery pins it right
+        // after connecting; until then nothing of it is offered.
+        return Some(WithheldTool {
+            tool: t.original_name.clone(),
+            reason: "new",
+            changes: vec!["its server's tools are not pinned yet".into()],
+            approve,
+        });
+    };
+    let pin = pins.get(&t.original_name);
+    let now = trust::tool_pin(&t.original_name, &t.description, &t.input_schema);
+    let changes = trust::tool_changes(pin, &now, &t.description)?;
+    Some(WithheldTool {
+        tool: t.original_name.clone(),
+        reason: if pin.is_some() { "changed" } else { "new" },
+        changes,
+        approve,
+    })
 }
 
 fn gate_skills(

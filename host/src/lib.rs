@@ -29,3 +29,4 @@ pub mod resolver;
 pub mod skills;
 pub mod terminal;
 pub mod testing;
+pub mod trust;

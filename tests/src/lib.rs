@@ -102,6 +102,39 @@ pub fn wasmgate_bin() -> PathBuf {
     sibling_bin("wasmgate")
 }
 
+/// A folder of this test process for `XDG_CONFIG_HOME`
+/// (`target/test-config/<pid>`, emptied on first use): the plugin lock
+/// and config defaults of a test never touch the user's.
+///
+/// # Panics
+/// When the folder cannot be created.
+pub fn isolated_config_home() -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let d = workspace_root()
+            .join("target")
+            .join("test-config")
+            .join(std::process::id().to_string());
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).expect("create target/test-config/<pid>");
+        d
+    })
+    .clone()
+}
+
+/// The `wasmgate` binary as a [`Command`] in development mode
+/// (`WASMGATE_DEV=1`: plugins run without approval, and every output says
+/// so) with `XDG_CONFIG_HOME` set to [`isolated_config_home`]. Tests that
+/// load plugins through the binary start here (or approve first with
+/// `wasmgate plugin approve`); a later `.env("XDG_CONFIG_HOME", …)` or
+/// `.env_remove("WASMGATE_DEV")` overrides either.
+pub fn wasmgate_dev() -> Command {
+    let mut c = Command::new(wasmgate_bin());
+    c.env("WASMGATE_DEV", "1")
+        .env("XDG_CONFIG_HOME", isolated_config_home());
+    c
+}
+
 /// The `git-mcp-server` binary (the MCP server of the example git plugin);
 /// see [`sibling_bin`].
 pub fn git_server_bin() -> PathBuf {
@@ -134,15 +167,15 @@ impl Drop for ServedHttp {
     }
 }
 
-/// Starts `wasmgate serve --http 127.0.0.1:0 --refresh-seconds 0` with
-/// `args` added (plugins, config, token file) and `$WASMGATE_PLUGINS` /
+/// Starts `wasmgate serve --http 127.0.0.1:0 --refresh-seconds 0` in
+/// development mode ([`wasmgate_dev`]) with `args` added (plugins, config, token file) and `$WASMGATE_PLUGINS` /
 /// `$WASMGATE_TOKEN` removed; waits (up to 120 s) for the address it prints
 /// on stderr. Its stderr lines are echoed with a `[wasmgate]` prefix.
 /// `configure` may add environment variables.
 pub fn serve_http(args: &[&std::ffi::OsStr], configure: impl FnOnce(&mut Command)) -> ServedHttp {
     use std::io::{BufRead, BufReader};
     use std::process::Stdio;
-    let mut cmd = Command::new(wasmgate_bin());
+    let mut cmd = wasmgate_dev();
     cmd.args(["serve", "--http", "127.0.0.1:0", "--refresh-seconds", "0"])
         .args(args)
         .env_remove("WASMGATE_PLUGINS")
@@ -241,6 +274,10 @@ pub fn python_json(
     let mut cmd = Command::new(interop_python());
     cmd.arg(workspace_root().join("tests/python").join(script))
         .args(args)
+        // A `wasmgate` the script starts inherits these (the SDK's stdio
+        // client passes only a few variables; scripts add `--dev` too).
+        .env("WASMGATE_DEV", "1")
+        .env("XDG_CONFIG_HOME", isolated_config_home())
         .env_remove("WASMGATE_PLUGINS")
         .env_remove("WASMGATE_TOKEN");
     configure(&mut cmd);

@@ -8,8 +8,8 @@
 use serde_json::Value;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use wasmgate_conformance::{hostile_plugin, plugins_dir, wasmgate_bin};
+use std::process::Output;
+use wasmgate_conformance::{hostile_plugin, plugins_dir, wasmgate_dev};
 
 /// `<root>/bin/<exe>` with the execute bit, plus `files` beside it.
 fn install(root: &Path, exe: &str, files: &[(&str, &str)]) -> PathBuf {
@@ -39,7 +39,7 @@ fn versionfile() -> PathBuf {
 }
 
 fn status(plugins: &Path, env: &[(&str, &Path)]) -> (Value, String) {
-    let mut c = Command::new(wasmgate_bin());
+    let mut c = wasmgate_dev();
     c.args(["status", "--json", "--log", "warn", "--plugins"])
         .arg(plugins)
         // No user plugins or cache leak in from the environment.

@@ -177,7 +177,11 @@ fn check_call(v: &Value) {
 /// no option of ours meets the inspector's parser), then the method
 /// options; `--tool-arg` takes several values, so it comes last.
 fn stdio_args(method: &[&str]) -> Vec<String> {
-    let mut args = vec![wasmgate_bin().display().to_string(), "serve".into()];
+    let mut args = vec![
+        wasmgate_bin().display().to_string(),
+        "serve".into(),
+        "--dev".into(),
+    ];
     args.push("--method".into());
     args.extend(method.iter().map(|s| s.to_string()));
     args

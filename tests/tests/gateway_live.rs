@@ -6,6 +6,7 @@
 use std::path::Path;
 use std::time::Duration;
 use wasmgate::gateway::{Gateway, GatewayOptions};
+use wasmgate::trust::TrustPolicy;
 use wasmgate_conformance::plugins_dir;
 
 /// A `plugin.yaml` plugin whose server (no declaration: always offerable)
@@ -33,6 +34,7 @@ async fn plugin_removed_and_added_back_mid_session() {
     let extra = tmp.path().join("extra");
     write_extra(&extra);
     let mut options = GatewayOptions::new();
+    options.host.trust = TrustPolicy::Dev;
     options.host.plugin_dirs = vec![plugins_dir(), tmp.path().to_path_buf()];
     options.refresh_every = None;
     options.watch_tick = Duration::from_millis(100);

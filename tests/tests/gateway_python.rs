@@ -250,6 +250,7 @@ fn gateway_stdio_python_sdk_lists_calls_and_follows_an_application_appearing() {
         "--".to_owned(),
         wasmgate_bin().display().to_string(),
         "serve".into(),
+        "--dev".into(),
         "--refresh-seconds".into(),
         "1".into(),
         "--plugins".into(),

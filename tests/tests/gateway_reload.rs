@@ -14,6 +14,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use wasmgate::gateway::{Gateway, GatewayOptions};
+use wasmgate::trust::TrustPolicy;
 use wasmgate_conformance::plugins_dir;
 
 /// Writes `<plugins>/<name>/plugin.yaml` whose server `<name>` runs a
@@ -113,6 +114,7 @@ async fn refresh_keeps_unchanged_servers_and_restarts_only_changed_ones() {
     write_plugin(&plugins, &logs, "changing", "");
 
     let mut options = GatewayOptions::new();
+    options.host.trust = TrustPolicy::Dev;
     options.host.plugin_dirs = vec![plugins.clone()];
     options.refresh_every = None;
     let gw = Gateway::start(options).await.expect("gateway starts");
@@ -222,6 +224,7 @@ async fn an_application_found_elsewhere_restarts_only_its_server() {
         "    app:\n      linux:\n        presence: executable\n        location:\n          - kind: command\n            name: myapp\n    requires:\n      app: true\n",
     );
     let mut options = GatewayOptions::new();
+    options.host.trust = TrustPolicy::Dev;
     options.host.plugin_dirs = vec![plugins.clone()];
     options.host.platform = std::sync::Arc::new(
         wasmgate::platform::SimulatedHost::load(&machine).expect("simulated host"),

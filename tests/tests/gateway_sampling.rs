@@ -64,6 +64,7 @@ fn stdio_args(cfg: &Path, plugins: &Path, extra: &[&str]) -> Vec<String> {
         "--".into(),
         wasmgate_bin().display().to_string(),
         "serve".into(),
+        "--dev".into(),
         "--refresh-seconds".into(),
         "0".into(),
         "--config".into(),

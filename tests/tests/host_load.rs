@@ -3,6 +3,7 @@
 
 use std::path::Path;
 use wasmgate::host::{Host, HostOptions};
+use wasmgate::trust::TrustPolicy;
 use wasmgate_conformance::plugins_dir;
 
 fn git_server() -> String {
@@ -48,6 +49,8 @@ mcp_servers:
         ),
     );
     let mut options = HostOptions::new();
+    // The example plugins are this repository's own: trusted unpinned.
+    options.trust = TrustPolicy::Dev;
     options.plugin_dirs = vec![dir.path().to_path_buf()];
     let host = Host::load(options).expect("host loads");
 
@@ -114,6 +117,8 @@ skills:
         &format!("mcp_servers:\n  shared:\n    command: \"{server}\"\n"),
     );
     let mut options = HostOptions::new();
+    // The example plugins are this repository's own: trusted unpinned.
+    options.trust = TrustPolicy::Dev;
     options.plugin_dirs = vec![dir.path().join("plugins")];
     options.config = Some(config);
     let host = Host::load(options).expect("host loads");
@@ -173,6 +178,8 @@ async fn plugin_json_folders_are_loaded_and_a_broken_one_is_reported() {
     );
     write(&dir.path().join("broken/plugin.json"), "{\"name\": ");
     let mut options = HostOptions::new();
+    // The example plugins are this repository's own: trusted unpinned.
+    options.trust = TrustPolicy::Dev;
     options.plugin_dirs = vec![dir.path().to_path_buf()];
     let host = Host::load(options).expect("host loads");
 

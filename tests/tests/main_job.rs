@@ -5,10 +5,10 @@
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use wasmgate_conformance::{plugins_dir, status_server, stdout_json, wasmgate_bin, workspace_root};
+use wasmgate_conformance::{plugins_dir, status_server, stdout_json, wasmgate_dev, workspace_root};
 
 fn wasmgate(args: &[&str]) -> Output {
-    Command::new(wasmgate_bin())
+    wasmgate_dev()
         .args(args)
         .current_dir(workspace_root())
         .env_remove("WASMGATE_PLUGINS")

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 use wasmgate_conformance::{
-    git_server_bin, status_server, stdout_json, wasmgate_bin, workspace_root,
+    git_server_bin, status_server, stdout_json, wasmgate_bin, wasmgate_dev, workspace_root,
 };
 
 /// The application's bearer token (an unusual shape: only a literal match finds it).
@@ -20,7 +20,7 @@ const APP_TOKEN: &str = "deskTok-5c4b3a2918f7e6d5c4b3";
 
 /// `wasmgate` with a clean environment for config and plugin defaults.
 fn wasmgate(home: &Path) -> Command {
-    let mut c = Command::new(wasmgate_bin());
+    let mut c = wasmgate_dev();
     c.current_dir(workspace_root())
         .env_remove("WASMGATE_PLUGINS")
         .env_remove("WASMGATE_CONFIG")

@@ -13,7 +13,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use wasmgate_conformance::{
-    git_server_bin, interop_python, status_server, stdout_json, wasmgate_bin, workspace_root,
+    git_server_bin, interop_python, status_server, stdout_json, wasmgate_dev, workspace_root,
 };
 
 struct Server {
@@ -54,7 +54,7 @@ fn tls_server(ca: &Path) -> Server {
 }
 
 fn wasmgate(dir: &Path, args: &[&str]) -> Command {
-    let mut c = Command::new(wasmgate_bin());
+    let mut c = wasmgate_dev();
     c.args(args)
         .args(["--json", "--config"])
         .arg(dir.join("config.yaml"))

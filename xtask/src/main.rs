@@ -265,16 +265,19 @@ fn demo() -> Result<()> {
         .join(format!("wasmgate{}", std::env::consts::EXE_SUFFIX));
     let plugins = plugins.display().to_string();
 
-    println!("\n$ wasmgate status --plugins {plugins}");
+    // `--dev`: the example plugins are this checkout's own, trusted for
+    // this run without an entry in the user's plugin lock (docs/security.md).
+    println!("\n$ wasmgate --dev status --plugins {plugins}");
     let mut c = Command::new(&exe);
     c.current_dir(root())
-        .args(["status", "--plugins", &plugins]);
+        .args(["--dev", "status", "--plugins", &plugins]);
     run(c)?;
 
     let args = serde_json::json!({"path": root(), "max_count": 5}).to_string();
-    println!("\n$ wasmgate call mcp_git_log --plugins {plugins} --args '{args}'");
+    println!("\n$ wasmgate --dev call mcp_git_log --plugins {plugins} --args '{args}'");
     let mut c = Command::new(&exe);
     c.current_dir(root()).args([
+        "--dev",
         "call",
         "mcp_git_log",
         "--plugins",

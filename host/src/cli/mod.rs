@@ -8,6 +8,7 @@ pub mod availability;
 pub mod check;
 pub mod component;
 pub mod new;
+pub mod plugin;
 mod report;
 pub mod serve;
 
@@ -40,6 +41,11 @@ pub struct Cli {
     /// Log filter (tracing's syntax), e.g. `debug` or `wasmgate=trace`. Default: $WASMGATE_LOG, else `warn`.
     #[arg(long, value_name = "FILTER", global = true)]
     pub log: Option<String>,
+    /// Development mode: trust every plugin for this run without approval
+    /// (also `WASMGATE_DEV=1`). Every output says so. Never for plugins
+    /// you did not write.
+    #[arg(long, global = true)]
+    pub dev: bool,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -84,6 +90,13 @@ pub enum Command {
     /// Serve every offered tool and visible skill as one MCP server (stdio,
     /// or streamable HTTP on loopback with `--http`); docs/mcp-client.md §7.
     Serve(serve::ServeArgs),
+    /// Review, install, approve and remove plugins (the plugin lock,
+    /// `<user config dir>/wasmgate/plugins.lock`; docs/security.md).
+    Plugin {
+        /// What to do.
+        #[command(subcommand)]
+        action: plugin::PluginCommand,
+    },
 }
 
 /// Runs the command line; returns the process exit code.
@@ -124,6 +137,10 @@ fn run(cli: Cli) -> u8 {
         eprintln!("wasmgate: {problem}");
         return 2;
     }
+    let dev = cli.dev || crate::trust::dev_from_env();
+    if dev {
+        eprintln!("wasmgate: {}", crate::trust::DEV_NOTICE);
+    }
     let options = || {
         let mut o = HostOptions::new();
         o.plugin_dirs = plugin_dirs.clone();
@@ -131,9 +148,26 @@ fn run(cli: Cli) -> u8 {
             .map(|(path, _)| path)
             .or_else(default_config);
         o.sandbox.cache_dir = default_cache_dir();
+        o.trust = if dev {
+            crate::trust::TrustPolicy::Dev
+        } else {
+            crate::trust::TrustPolicy::default_lock()
+        };
         o
     };
     match &cli.command {
+        Command::Plugin { action } => {
+            let ctx = plugin::Context {
+                options: options(),
+                install_dir: if cli.plugins.is_empty() {
+                    default_install_dir()
+                } else {
+                    cli.plugins.first().cloned()
+                },
+                json: cli.json,
+            };
+            with_runtime(|| plugin::run(ctx, action))
+        }
         Command::Check { path } => match plugin_file_of(path) {
             Ok(file) => component::run_check_any(&file, cli.json, config_server_names(&cli)) as u8,
             Err(why) => {
@@ -349,6 +383,18 @@ fn default_config() -> Option<PathBuf> {
         tracing::info!("using the config file {}", file.display());
         file
     })
+}
+
+/// Where `plugin add` installs when no `--plugins` is given: the first
+/// folder of `$WASMGATE_PLUGINS`, else `<user config dir>/wasmgate/plugins`
+/// (created).
+fn default_install_dir() -> Option<PathBuf> {
+    if let Some(v) = std::env::var_os("WASMGATE_PLUGINS")
+        && let Some(first) = std::env::split_paths(&v).find(|p| !p.as_os_str().is_empty())
+    {
+        return Some(first);
+    }
+    user_config_dir().map(|b| b.join("wasmgate").join("plugins"))
 }
 
 /// `--plugins` default: `$WASMGATE_PLUGINS` (split like PATH), else

@@ -19,6 +19,9 @@ pub fn status(h: &Host, as_json: bool) -> String {
         return json(&st);
     }
     let mut o = String::new();
+    if let Some(n) = st.trust.notice {
+        let _ = writeln!(o, "trust: {n}");
+    }
     let _ = writeln!(
         o,
         "os_family: {}  gpu_class: {}",
@@ -71,6 +74,16 @@ pub fn status(h: &Host, as_json: bool) -> String {
                 c.renamed_to.as_deref().unwrap_or("(not registered)")
             );
         }
+        for w in &s.withheld_tools {
+            let _ = writeln!(
+                o,
+                "    tool {} withheld ({}): {}",
+                esc(&w.tool),
+                w.reason,
+                esc(&w.changes.join("; "))
+            );
+            let _ = writeln!(o, "      approve with: {}", w.approve);
+        }
         if let Some(e) = &s.last_error {
             let _ = writeln!(o, "    last error: {}", esc(e));
         }
@@ -84,6 +97,19 @@ pub fn status(h: &Host, as_json: bool) -> String {
             p.kind,
             esc(&p.file.display().to_string())
         );
+        if !p.trust.state.runs() {
+            let _ = writeln!(
+                o,
+                "  {}: held back; none of its servers is started",
+                p.trust.state.as_str()
+            );
+            for c in &p.trust.changes {
+                let _ = writeln!(o, "    {c}");
+            }
+            if let Some(a) = &p.trust.approve {
+                let _ = writeln!(o, "  approve with: {a}");
+            }
+        }
         for s in st
             .servers
             .iter()
@@ -150,6 +176,13 @@ pub fn tools(h: &Host, as_json: bool) -> String {
         let _ = writeln!(o, "no tools are offered (see `wasmgate status`)");
     }
     print_load_notes(h);
+    for p in h.plugins().iter().filter(|p| !p.trust.state.runs()) {
+        eprintln!(
+            "plugin {} is {} and held back; see `wasmgate status`",
+            p.name,
+            p.trust.state.as_str()
+        );
+    }
     o
 }
 
@@ -250,9 +283,30 @@ pub async fn call(h: &Host, tool: &str, args: serde_json::Value, as_json: bool) 
                                 ),
                             }
                         }
-                        None => eprintln!(
-                            "no configured server owns this name; `wasmgate tools` lists the offered tools"
-                        ),
+                        None => {
+                            // A held-back plugin's server may own it.
+                            let held = h.plugins().iter().find(|p| {
+                                !p.trust.state.runs()
+                                    && p.servers
+                                        .iter()
+                                        .any(|s| crate::mcp::naming::may_own_tool(s, tool))
+                            });
+                            match held {
+                                Some(p) => eprintln!(
+                                    "plugin '{}' is {} and held back: none of its servers is started{}",
+                                    p.name,
+                                    p.trust.state.as_str(),
+                                    p.trust
+                                        .approve
+                                        .as_deref()
+                                        .map(|a| format!("; approve with: {a}"))
+                                        .unwrap_or_default()
+                                ),
+                                None => eprintln!(
+                                    "no configured server owns this name; `wasmgate tools` lists the offered tools"
+                                ),
+                            }
+                        }
                     }
                 }
                 _ => eprintln!("wasmgate call: {}", esc(&e.to_string())),

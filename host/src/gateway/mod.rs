@@ -207,7 +207,7 @@ impl Gateway {
             host.discover().await;
         }
         let load_print = load_fingerprint(&host);
-        let dir_print = dir_fingerprint(&options.host.plugin_dirs);
+        let dir_print = watch_fingerprint(&options.host);
         let (changes, _) = broadcast::channel(64);
         let gateway = Gateway {
             inner: Arc::new(Inner {
@@ -393,7 +393,7 @@ impl Gateway {
     /// is kept.
     pub async fn refresh(&self) -> anyhow::Result<RefreshOutcome> {
         let _one_at_a_time = self.inner.refresh_lock.lock().await;
-        *lock(&self.inner.dir_print) = dir_fingerprint(&self.inner.options.host.plugin_dirs);
+        *lock(&self.inner.dir_print) = watch_fingerprint(&self.inner.options.host);
         let live = self.host();
         let fresh = load_next(self.inner.options.host.clone(), live.clone()).await?;
         let print = load_fingerprint(&fresh);
@@ -453,7 +453,7 @@ impl Gateway {
         let mut last_refresh = Instant::now();
         loop {
             tokio::time::sleep(tick).await;
-            let dirs = dir_fingerprint(&self.inner.options.host.plugin_dirs);
+            let dirs = watch_fingerprint(&self.inner.options.host);
             let dirs_changed = dirs != *lock(&self.inner.dir_print);
             let due = self
                 .inner
@@ -462,7 +462,9 @@ impl Gateway {
                 .is_some_and(|every| last_refresh.elapsed() >= every);
             if dirs_changed || due {
                 if dirs_changed {
-                    tracing::info!("gateway: a plugin folder changed; reloading");
+                    tracing::info!(
+                        "gateway: a plugin folder or the plugin lock changed; reloading"
+                    );
                 }
                 if let Err(e) = self.refresh().await {
                     tracing::warn!("gateway: refresh failed: {e:#}");
@@ -605,6 +607,11 @@ fn load_fingerprint(host: &Host) -> u64 {
     let mut h = DefaultHasher::new();
     for p in host.plugins() {
         (&p.name, &p.version, &p.file, p.kind, &p.servers).hash(&mut h);
+        (p.trust.state.as_str(), &p.trust.changes).hash(&mut h);
+    }
+    // An approval or new tool pins: the fresh host enforces the new lock.
+    if let Some(t) = host.trust_store() {
+        t.read_sha256.hash(&mut h);
     }
     for s in host.servers() {
         format!("{:?}", s.spec).hash(&mut h);
@@ -627,6 +634,23 @@ fn tools_fingerprint(tools: &[ToolInfo]) -> u64 {
     for t in tools {
         (&t.name, &t.title, &t.description, t.read_only).hash(&mut h);
         t.input_schema.to_string().hash(&mut h);
+    }
+    h.finish()
+}
+
+/// [`dir_fingerprint`] of the plugin folders and the lock file's size and
+/// mtime: `plugin approve` in another process reloads the gateway.
+fn watch_fingerprint(host: &HostOptions) -> u64 {
+    let mut h = DefaultHasher::new();
+    dir_fingerprint(&host.plugin_dirs).hash(&mut h);
+    if let Some(lock) = host.trust.lock_path()
+        && let Ok(meta) = std::fs::metadata(lock)
+    {
+        meta.len().hash(&mut h);
+        meta.modified()
+            .ok()
+            .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+            .hash(&mut h);
     }
     h.finish()
 }
