@@ -26,19 +26,35 @@ pub fn pe_with_version(version: &str) -> Vec<u8> {
     pe_file(&rsrc)
 }
 
-/// An XML `Info.plist` whose `CFBundleShortVersionString` and
-/// `CFBundleVersion` are `version`, with `CFBundleName` `App`. Write it to
-/// `<bundle>.app/Contents/Info.plist`.
-pub fn plist_with_version(version: &str) -> Vec<u8> {
+/// A PE executable with an empty `.rsrc` section and no version resource:
+/// `version: {kind: pe_resource}` finds the file and reads no version.
+pub fn pe_without_version() -> Vec<u8> {
+    pe_file(&[])
+}
+
+/// An XML `Info.plist` holding `entries` as string values, in order — for a
+/// bundle whose keys differ from [`plist_with_version`]'s (only
+/// `CFBundleVersion`, say, or none of the version keys).
+pub fn plist_with<'a>(entries: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<u8> {
     let mut d = plist::Dictionary::new();
-    d.insert("CFBundleName".into(), plist::Value::String("App".into()));
-    for key in ["CFBundleShortVersionString", "CFBundleVersion"] {
-        d.insert(key.into(), plist::Value::String(version.into()));
+    for (k, v) in entries {
+        d.insert(k.into(), plist::Value::String(v.into()));
     }
     let mut out = Vec::new();
     // Writing a dictionary of strings into memory cannot fail.
     let _ = plist::Value::Dictionary(d).to_writer_xml(&mut out);
     out
+}
+
+/// An XML `Info.plist` whose `CFBundleShortVersionString` and
+/// `CFBundleVersion` are `version`, with `CFBundleName` `App`. Write it to
+/// `<bundle>.app/Contents/Info.plist`.
+pub fn plist_with_version(version: &str) -> Vec<u8> {
+    plist_with([
+        ("CFBundleName", "App"),
+        ("CFBundleShortVersionString", version),
+        ("CFBundleVersion", version),
+    ])
 }
 
 fn utf16z(s: &str) -> Vec<u8> {
@@ -232,12 +248,14 @@ mod tests {
             .file(r"C:\App\a.exe", pe_with_version("1.2.3.4"))
             .file(r"C:\App\b.exe", pe_with_version("2.1"))
             .file(r"C:\App\c.exe", pe_with_version("2.0-beta"))
+            .file(r"C:\App\d.exe", pe_without_version())
             .build(t.path())
             .unwrap();
         let read = |p: &str| crate::resolver::pe::file_version(&host, p);
         assert_eq!(read(r"C:\App\a.exe").as_deref(), Some("1.2.3.4"));
         assert_eq!(read(r"C:\App\b.exe").as_deref(), Some("2.1.0.0"));
         assert_eq!(read(r"C:\App\c.exe").as_deref(), Some("2.0-beta"));
+        assert_eq!(read(r"C:\App\d.exe"), None);
 
         let t = tempfile::tempdir().unwrap();
         let mac = SimulatedHost::builder(OsFamily::Darwin)
@@ -245,11 +263,19 @@ mod tests {
                 "/Applications/App.app/Contents/Info.plist",
                 plist_with_version("4.2.1"),
             )
+            .file(
+                "/Applications/Old.app/Contents/Info.plist",
+                plist_with([("CFBundleVersion", "77")]),
+            )
             .build(t.path())
             .unwrap();
         assert_eq!(
             crate::resolver::version::plist_version("/Applications/App.app", &mac).as_deref(),
             Some("4.2.1")
+        );
+        assert_eq!(
+            crate::resolver::version::plist_version("/Applications/Old.app", &mac).as_deref(),
+            Some("77")
         );
     }
 }

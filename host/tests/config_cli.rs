@@ -178,12 +178,14 @@ fn a_connect_timeout_over_ten_minutes_is_refused_with_field_and_value() {
         dir.path(),
         "mcp_servers:\n  huge: {command: x, connect_timeout: 1e9}\n  edge: {enabled: false, command: x, connect_timeout: 600}\n",
     );
-    assert_eq!(names(&st), ["edge"], "{all}");
+    // `status` lists the invalid entry in its place (state `invalid`).
+    assert_eq!(names(&st), ["huge", "edge"], "{all}");
+    assert_eq!(st["servers"][0]["connection"], "invalid", "{all}");
     let p = problems(&st);
     assert_eq!(p.len(), 1, "{p:#?}");
     assert!(
         p[0].ends_with(
-            "config.yaml server 'huge': connect_timeout is 1000000000 s, more than the limit of 600 s (ten minutes); a server needs far less to start and answer initialize"
+            "config.yaml server 'huge': connect_timeout (1000000000.0) is 1000000000 s, more than the limit of 600 s (ten minutes); a server needs far less to start and answer initialize"
         ),
         "{p:?}"
     );

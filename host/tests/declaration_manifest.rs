@@ -1378,27 +1378,38 @@ mcp_servers:
         .with_env(host_env);
     let r = manifest_from_value(&v, &plugin);
     let errs = errors(&r);
-    assert_eq!(errs.len(), 3, "{errs:#?}");
+    assert_eq!(errs.len(), 2, "{errs:#?}");
     assert!(errs[0].starts_with("p/plugin.yaml server 'e': env.A uses ${TOKEN}: a plugin's manifest may not read the host environment; the user may grant it in the config file (plugins: {p: {env_grants: [TOKEN]}})"), "{}", errs[0]);
     assert!(
         errs[1].starts_with("p/plugin.yaml server 'h': headers.X uses ${TOKEN}: "),
         "{}",
         errs[1]
     );
+    // An ungranted passthrough name is withheld with a warning; the server
+    // stays, without it.
     assert!(
-        errs[2].starts_with("p/plugin.yaml server 'pass': env_passthrough[1] names TOKEN: "),
-        "{}",
-        errs[2]
+        r.warnings.iter().any(|w| w
+            .starts_with("p/plugin.yaml server 'pass': env_passthrough[1] TOKEN is not passed: ")
+            && w.contains("env_grants: [TOKEN]")),
+        "{:#?}",
+        r.warnings
     );
     assert!(!format!("{errs:?}{:?}", r.warnings).contains("s3cret"));
     let m = r.manifest.unwrap();
     let names: Vec<&str> = m.servers.iter().map(|s| s.name.as_str()).collect();
-    assert_eq!(names, ["base", "grant"]);
+    assert_eq!(names, ["pass", "base", "grant"]);
+    let Transport::Stdio {
+        env_passthrough, ..
+    } = &m.servers[0].transport
+    else {
+        panic!()
+    };
+    assert_eq!(env_passthrough, &["PATH"]);
     let Transport::Stdio {
         env,
         env_passthrough,
         ..
-    } = &m.servers[1].transport
+    } = &m.servers[2].transport
     else {
         panic!()
     };
@@ -1418,7 +1429,19 @@ mcp_servers:
         Arc::new(PluginsConfig::default()),
     )
     .with_env(host_env);
-    assert_eq!(manifest_from_value(&v, &none).errors.len(), 6);
+    let r = manifest_from_value(&v, &none);
+    // e.A, h.X, grant.G and grant.U are refused; pass's TOKEN and grant's
+    // GRANTED passthrough names are withheld with warnings.
+    assert_eq!(r.errors.len(), 4, "{:?}", errors(&r));
+    assert_eq!(
+        r.warnings
+            .iter()
+            .filter(|w| w.contains("is not passed"))
+            .count(),
+        2,
+        "{:#?}",
+        r.warnings
+    );
 
     // The user's own file reads everything.
     let user = ManifestContext::new("cfg.yaml", "/cfg").with_env(host_env);

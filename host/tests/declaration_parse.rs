@@ -1494,7 +1494,7 @@ fn check_case(case: &Value) -> Result<(), String> {
         .map(|v| v.as_str().unwrap_or_default())
         .collect();
     let valid = expect.get("valid").and_then(Value::as_bool) == Some(true);
-    if valid == !errors.is_empty() {
+    if valid != errors.is_empty() {
         return Err(format!("{id}: expect either `valid: true` or `errors`"));
     }
     match got {

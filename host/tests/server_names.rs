@@ -163,9 +163,9 @@ fn a_command_starting_with_tilde_is_refused() {
         let e = errors(&r);
         assert_eq!(e.len(), 1, "{e:?}");
         assert!(
-            e[0].starts_with(
-                "p/plugin.yaml server 's': command starts with '~', which is not expanded"
-            ),
+            e[0].starts_with(&format!(
+                "p/plugin.yaml server 's': command ({cmd:?}) starts with '~', which is not expanded"
+            )),
             "{e:?}"
         );
         assert!(e[0].contains(cmd), "{e:?}");

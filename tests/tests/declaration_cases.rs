@@ -10,7 +10,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value as Json;
-use wasmgate_conformance::fixtures::{info_plist, pe_executable, pe_version_parts};
+use wasmgate::fixtures::{pe_with_version, pe_without_version, plist_with};
 use wasmgate_conformance::{wasmgate_bin, workspace_root};
 use yaml_serde::{Mapping, Value};
 
@@ -134,7 +134,7 @@ fn lay_out_host(dir: &Path, host: &Mapping) -> Result<String, String> {
                         .iter()
                         .map(|(k, v)| Ok((text(k)?, text(v)?)))
                         .collect::<Result<_, String>>()?;
-                    info_plist(entries.iter().map(|(k, v)| (k.as_str(), v.as_str()))).into_bytes()
+                    plist_with(entries.iter().map(|(k, v)| (k.as_str(), v.as_str())))
                 }
                 other => return Err(format!("plists.{bundle}: {other:?}")),
             };
@@ -145,18 +145,11 @@ fn lay_out_host(dir: &Path, host: &Mapping) -> Result<String, String> {
     if let Some(pe) = key(host, "pe") {
         for (path, version) in pe.as_mapping().ok_or("host.pe is a mapping")? {
             let path = text(path)?;
-            let parts = match version {
-                Value::Null => None,
-                v => Some(
-                    pe_version_parts(&text(v)?)
-                        .ok_or(format!("pe.{path}: version {v:?} is not a.b.c.d"))?,
-                ),
+            let bytes = match version {
+                Value::Null => pe_without_version(),
+                v => pe_with_version(&text(v)?),
             };
-            write_file(
-                &under_root(&root, &os, &path)?,
-                &pe_executable(parts),
-                0o755,
-            )?;
+            write_file(&under_root(&root, &os, &path)?, &bytes, 0o755)?;
         }
     }
     if let Some(drm) = key(host, "drm") {

@@ -134,7 +134,15 @@ fn a_scaffolded_plugin_builds_checks_and_is_offered_with_its_application() {
         let out = wasmgate(
             tmp.path(),
             path_var,
-            &["status", "--json", "--plugins", dist.to_str().unwrap()],
+            // The scaffold README's step 3: the author's own plugin, trusted
+            // for this run.
+            &[
+                "status",
+                "--dev",
+                "--json",
+                "--plugins",
+                dist.to_str().unwrap(),
+            ],
         );
         assert!(out.status.success(), "{}", text(&out));
         serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)))
@@ -175,7 +183,20 @@ fn a_scaffolded_plugin_builds_checks_and_is_offered_with_its_application() {
     assert_eq!(st["skills"][0]["name"], NAME, "{st:#}");
     assert_eq!(st["skills"][0]["visible"], true, "{st:#}");
 
-    // The shipped server answers a call.
+    // A user approves the plugin (README of the scaffold); then the shipped
+    // server answers a call without the development switch.
+    let out = wasmgate(
+        tmp.path(),
+        &with_app,
+        &[
+            "plugin",
+            "approve",
+            NAME,
+            "--plugins",
+            dist.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
     let out = wasmgate(
         tmp.path(),
         &with_app,

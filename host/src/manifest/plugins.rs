@@ -135,7 +135,7 @@ pub fn plugins_from_value(v: Option<&Value>, where_: &str) -> (PluginsConfig, Ve
     };
     for (k, entry) in m {
         let name = match k {
-            Value::String(s) if super::schema::is_server_name(s) => s.clone(),
+            Value::String(s) if super::schema::is_plugin_name(s) => s.clone(),
             other => {
                 errors.push(mk(
                     "plugins".into(),

@@ -358,7 +358,7 @@ pub fn manifest_from_value(value: &Value, ctx: &ManifestContext) -> ManifestResu
     out
 }
 
-fn is_plugin_name(s: &str) -> bool {
+pub(crate) fn is_plugin_name(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 128
         && s.bytes()
@@ -906,14 +906,19 @@ fn stdio_transport(
             for (i, it) in items.iter().enumerate() {
                 match it {
                     // A plugin passes through only what the user granted
-                    // it (the baseline reaches every child anyway).
+                    // it (the baseline reaches every child anyway). An
+                    // ungranted name is left out, not the whole server: the
+                    // variable is what is withheld (docs/security.md).
                     Value::String(s)
                         if is_env_name(s)
                             && ctx.is_plugin()
                             && !ctx.may_read_env(plugin, s)
                             && !crate::mcp::env::is_baseline(s) =>
                     {
-                        bad.push((format!("env_passthrough[{i}]"), not_granted(plugin, s)))
+                        warnings.push(format!(
+                            "{label}: env_passthrough[{i}] {s} is not passed: {}",
+                            not_granted_grant(plugin, s)
+                        ))
                     }
                     Value::String(s) if is_env_name(s) => env_passthrough.push(s.clone()),
                     o => bad.push((
@@ -1125,7 +1130,10 @@ fn string_map(
         if let Some(var) = refused {
             bad.push((
                 p,
-                format!("uses ${{{var}}}: {}", not_granted_tail(plugin, &var)),
+                format!(
+                    "uses ${{{var}}}: {}; this server is left out",
+                    not_granted_grant(plugin, &var)
+                ),
             ));
             continue;
         }
@@ -1138,15 +1146,12 @@ fn string_map(
     out
 }
 
-/// The refusal of host variable `var` to a plugin's server.
-fn not_granted(plugin: Option<&str>, var: &str) -> String {
-    format!("names {var}: {}", not_granted_tail(plugin, var))
-}
-
-fn not_granted_tail(plugin: Option<&str>, var: &str) -> String {
+/// Why plugin `plugin` may not read host variable `var`, and how the user
+/// grants it.
+fn not_granted_grant(plugin: Option<&str>, var: &str) -> String {
     let name = plugin.unwrap_or("<plugin name>");
     format!(
-        "a plugin's manifest may not read the host environment; the user may grant it in the config file (plugins: {{{name}: {{env_grants: [{var}]}}}}); this server is left out"
+        "a plugin's manifest may not read the host environment; the user may grant it in the config file (plugins: {{{name}: {{env_grants: [{var}]}}}})"
     )
 }
 

@@ -13,13 +13,11 @@
 //! `plugin add` and `plugin approve` refuse a plugin whose signature is
 //! missing or does not verify with any of them (`docs/security.md`).
 
-use std::io::Read;
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 /// Largest `.minisig` read, in bytes (a real one is about 300).
 pub const MAX_SIGNATURE_BYTES: u64 = 64 << 10;
-/// Largest config file read for `trusted_keys`, in bytes.
-pub const MAX_CONFIG_BYTES: u64 = 4 << 20;
 /// Largest signed file read, in bytes (1 GiB).
 pub const MAX_SIGNED_BYTES: u64 = 1 << 30;
 
@@ -30,39 +28,35 @@ pub const MAX_SIGNED_BYTES: u64 = 1 << 30;
 /// cannot be read or parsed, the list is not a list of strings, or a key
 /// does not decode.
 pub fn trusted_keys(config: &Path, plugin: &str) -> Result<Vec<String>, String> {
-    let f = match std::fs::File::open(config) {
-        Ok(f) => f,
+    match std::fs::symlink_metadata(config) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(format!("{}: {e}", config.display())),
-    };
-    let mut text = String::new();
-    f.take(MAX_CONFIG_BYTES)
-        .read_to_string(&mut text)
-        .map_err(|e| format!("{}: {e}", config.display()))?;
-    let doc: yaml_serde::Value = yaml_serde::from_str(&text)
-        .map_err(|e| format!("{}: not valid YAML: {e}", config.display()))?;
-    let Some(keys) = doc
-        .get("plugins")
-        .and_then(|p| p.get(plugin))
-        .and_then(|p| p.get("trusted_keys"))
-    else {
+        _ => {}
+    }
+    // The config's one reader (bounded, depth-capped, the `plugins:` parser
+    // of `crate::manifest::plugins`); signatures fail closed on any problem
+    // of the file as a whole or of this plugin's entry.
+    let r = crate::manifest::load_config(config);
+    let entry = format!("plugins.{plugin}");
+    let problems: Vec<String> = r
+        .errors
+        .iter()
+        .filter(|e| {
+            e.server.is_none()
+                && (e.path.is_empty()
+                    || e.path == entry
+                    || e.path.starts_with(&format!("{entry}.")))
+        })
+        .map(ToString::to_string)
+        .collect();
+    if !problems.is_empty() {
+        return Err(problems.join("; "));
+    }
+    let Some(settings) = r.plugins.get(plugin) else {
         return Ok(Vec::new());
     };
-    let field = format!("plugins.{plugin}.trusted_keys");
-    let list = keys.as_sequence().ok_or_else(|| {
-        format!(
-            "{}: {field}: expected a list of minisign public keys",
-            config.display()
-        )
-    })?;
+    let field = format!("{entry}.trusted_keys");
     let mut out = Vec::new();
-    for (i, k) in list.iter().enumerate() {
-        let k = k.as_str().ok_or_else(|| {
-            format!(
-                "{}: {field}[{i}]: expected a minisign public key (a string)",
-                config.display()
-            )
-        })?;
+    for (i, k) in settings.trusted_keys.iter().enumerate() {
         public_key(k).map_err(|e| format!("{}: {field}[{i}]: `{k}` {e}", config.display()))?;
         out.push(k.trim().to_owned());
     }
