@@ -431,6 +431,15 @@ pub(crate) fn check_server_names(
     errors
 }
 
+/// Where a server entry came from, as merge errors name it: `plugin '<name>'`
+/// or `the config file`.
+fn source_of(plugin: &Option<String>) -> String {
+    match plugin {
+        Some(p) => format!("plugin '{p}'"),
+        None => "the config file".to_string(),
+    }
+}
+
 /// The problem of a server whose sanitised name equals an earlier one's
 /// (`café` and `caf_` would both mint `mcp_caf__…`).
 fn prefix_clash_message(name: &str, first: &str, first_by: &str) -> String {
@@ -1302,16 +1311,9 @@ pub fn merge_servers(
             .iter()
             .find(|o| o.name != s.name && minted_prefix(&o.name) == prefix)
         {
-            let taken_by = match &first.plugin {
-                Some(p) => format!(" of plugin '{p}'"),
-                None => " of the config file".to_string(),
-            };
-            let by = match &s.plugin {
-                Some(p) => format!("plugin '{p}'"),
-                None => "the config file".to_string(),
-            };
+            let taken_by = format!(" of {}", source_of(&first.plugin));
             errors.push(ManifestError::new(
-                &format!("{by} server '{}'", s.name),
+                &format!("{} server '{}'", source_of(&s.plugin), s.name),
                 Some(&s.name),
                 "",
                 prefix_clash_message(&s.name, &first.name, &taken_by),
@@ -1319,19 +1321,14 @@ pub fn merge_servers(
             continue;
         }
         if let Some(first) = out.iter().find(|o| o.name == s.name) {
-            let taken_by = match &first.plugin {
-                Some(p) => format!("plugin '{p}'"),
-                None => "the config file".to_string(),
-            };
-            let by = match &s.plugin {
-                Some(p) => format!("plugin '{p}'"),
-                None => "the config file".to_string(),
-            };
             errors.push(ManifestError::new(
-                &format!("{by} server '{}'", s.name),
+                &format!("{} server '{}'", source_of(&s.plugin), s.name),
                 Some(&s.name),
                 "",
-                format!("has the same name as a server of {taken_by}; it is left out"),
+                format!(
+                    "has the same name as a server of {}; it is left out",
+                    source_of(&first.plugin)
+                ),
             ));
             continue;
         }
