@@ -1,5 +1,5 @@
 //! Benchmark: the per-call overhead of going through `wasmgate serve` versus
-//! calling the same MCP server directly (issue 6). Both paths use the same
+//! calling the same MCP server directly (`docs/mcp-client.md` §7). Both paths use the same
 //! client (wasmgate's own, `Host::call`), so the difference is the gateway:
 //!
 //! - direct:  client → `git-mcp-server`

@@ -1,4 +1,4 @@
-//! Benchmark of plugin loading (issue 4, "Load speed"; `docs/performance.md`):
+//! Benchmark of plugin loading (`docs/security.md`, "Compile cache"; `docs/performance.md`):
 //! per example component, cold compile vs load from the compile cache;
 //! instantiation from the `InstancePre`; a `manifest()` call; a
 //! `probe-version` call that reads one file; resident memory per loaded

@@ -1,4 +1,4 @@
-//! Interop with real third-party MCP servers (issue 5): the reference
+//! Interop with real third-party MCP servers (`docs/mcp-client.md`): the reference
 //! `@modelcontextprotocol/server-everything` over stdio and over streamable
 //! HTTP on 127.0.0.1, and the Python `mcp-server-time` over stdio.
 //!
@@ -340,7 +340,7 @@ async fn python_time_server_over_stdio() {
     client.shutdown().await;
 }
 
-/// Issue #20: an ordinary configured value (`TZ`) is not a secret, so a
+/// `docs/security.md`, "Redaction": an ordinary configured value (`TZ`) is not a secret, so a
 /// successful result that repeats it is not mangled; a credential-named
 /// `env` value still is.
 #[tokio::test]

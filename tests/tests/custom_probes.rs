@@ -1,4 +1,4 @@
-//! Custom version probes end to end (issue 4, "Custom probes"): the real
+//! Custom version probes end to end (`docs/security.md`, "Custom probes in availability"): the real
 //! `wasmgate` binary loads the `versionfile` example component, locates a
 //! real fixture install folder on this machine, lends it to the
 //! component's `probe-version`, and gates the server on the version read.

@@ -1,4 +1,4 @@
-//! `host/examples/embed.rs` runs (issue 6: the embedding example runs in CI).
+//! `host/examples/embed.rs` runs (README, "Use wasmgate from any agent": the embedding example runs in CI).
 //! `cargo test` at the workspace root builds every example of the `wasmgate`
 //! package before tests run; this test runs the binary on the example
 //! plugins from this repository's root and checks it listed and called.

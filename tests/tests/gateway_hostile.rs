@@ -1,5 +1,5 @@
 //! `wasmgate serve` against hostile servers and hostile local clients
-//! (issue 12 "Gateway", issue 20's gateway items; docs/security.md,
+//! (docs/security.md,
 //! "Gateway bounds" and "Sampling through the gateway").
 //!
 //! Real processes only: the gateway binary, the fixture server

@@ -1,6 +1,6 @@
 //! `wasmgate serve` driven by `@modelcontextprotocol/inspector-cli` 1.0.3
 //! (bin `mcp-inspector-cli`, `build/cli.js`), a client we did not write
-//! (issue 6): list the tools and call one, over stdio and over streamable
+//! (`docs/mcp-client.md` §7): list the tools and call one, over stdio and over streamable
 //! HTTP with the bearer token in a `--header`.
 //!
 //! The package comes from `cargo xtask interop` (`tests/interop/package.json`,

@@ -1,4 +1,4 @@
-//! The gateway's library API (issue 6, "subscribe to changes"): a plugin
+//! The gateway's library API (`docs/mcp-client.md` §7, "subscribe to changes"): a plugin
 //! folder removed and added back while the gateway runs, seen by
 //! `Gateway::refresh` (on demand) and by `Gateway::watch` (the folder poll),
 //! with a `Change` for each and the offered tools following.

@@ -1,6 +1,6 @@
 //! `wasmgate serve` driven by a client we did not write: the official Python
 //! MCP SDK (`mcp`, pinned in `.ci/run`), over stdio and over streamable HTTP
-//! (issue 6, "Done when"). The script `tests/python/gateway_client.py` lists,
+//! (`docs/mcp-client.md` §7). The script `tests/python/gateway_client.py` lists,
 //! calls, reads skills, makes an application appear mid-session (an
 //! executable created in a temporary PATH folder) and removes a plugin
 //! folder mid-session; it prints what it saw and these tests judge it.

@@ -1,4 +1,4 @@
-//! A gateway refresh keeps the sessions of unchanged servers (issue 6,
+//! A gateway refresh keeps the sessions of unchanged servers (`docs/mcp-client.md` §7,
 //! `docs/mcp-client.md` §7): each server here is a wrapper script that
 //! appends a line to its own start log and then `exec`s our git MCP server,
 //! so the number of lines is the number of processes started. A refresh

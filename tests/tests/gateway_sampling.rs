@@ -1,4 +1,4 @@
-//! Sampling through `wasmgate serve` (issue 6, `docs/mcp-client.md` §5, §7):
+//! Sampling through `wasmgate serve` (`docs/mcp-client.md` §5, §7):
 //! a plugin's MCP server asks for `sampling/createMessage` inside a tool
 //! call; the gateway applies that server's sampling policy and forwards the
 //! request to its own client — the official Python MCP SDK with a

@@ -1,4 +1,4 @@
-//! Issue 4: after a hostile call the host frees the guest's memory. A memory
+//! `docs/security.md`, "Limits": after a hostile call the host frees the guest's memory. A memory
 //! bomb that fills its 64 MiB cap, loaded 24 times in one `PluginHost`,
 //! would hold about 1.5 GiB if a store outlived its call; the resident size
 //! of this process must stay far below that.

@@ -1,4 +1,4 @@
-//! Issue #12 (MCP-client part) and #20's redaction items, each against a
+//! The MCP client bounds and redaction rules of `docs/security.md` ("MCP client bounds", "Redaction"), each against a
 //! real hostile server process (`src/bin/hostile-mcp-server.rs`): memory a
 //! server controls stays bounded (VmHWM of a one-shot client process,
 //! `src/bin/mcp-probe.rs`), bad answers fail their call at once instead of

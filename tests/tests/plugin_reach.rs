@@ -1,6 +1,6 @@
 //! What a plugin's manifest may reach (`docs/security.md`), through the real
 //! `wasmgate` binary with real files, real processes and a loopback HTTP
-//! listener written here (issue #11, items 1, 4 and 5):
+//! listener written here (`docs/security.md`, "What a plugin's manifest may reach"):
 //!
 //! * `${SECRET}` in a plugin's `headers`, `env`, `args` and
 //!   `env_passthrough` — a `plugin.yaml` and a real component

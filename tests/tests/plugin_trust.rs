@@ -1,5 +1,5 @@
 //! The plugin lock through the real binary and real processes
-//! (`docs/security.md`, issue 11): an unapproved plugin in the default
+//! (`docs/security.md`, "Plugins are untrusted: the threat model"): an unapproved plugin in the default
 //! folder starts no process (a marker file its command would create stays
 //! absent); `plugin approve` lets it run; a changed shipped file or command
 //! line holds it back with the diff; a component's SHA-256 is pinned;

@@ -1,4 +1,4 @@
-//! Hostile plugin components (issue 4, first part): each is a real
+//! Hostile plugin components (`docs/security.md`, "Limits"): each is a real
 //! component built from `tests/hostile-plugins/`. The host must stay up,
 //! report the right reason, and keep loading the others.
 

@@ -1,5 +1,5 @@
 //! `git-mcp-server` — a small, read-only MCP server (stdio; `--http ADDR` for
-//! streamable HTTP, see `http.rs`) over the `git` executable. The `git` example plugin fronts it (issue 2, item 7).
+//! streamable HTTP, see `http.rs`) over the `git` executable. The `git` example plugin fronts it (`example-plugins/git`).
 //!
 //! Tools (every one takes an optional `path`, the repository or any folder
 //! inside it; default: the server's current directory):

@@ -1,5 +1,5 @@
 //! The `versionfile` example plugin: an application that keeps its version
-//! in a file inside its install folder, read by a custom probe (issue 4,
+//! in a file inside its install folder, read by a custom probe (`guest-sdk/README.md` §4,
 //! "Custom probes"). The host locates the copy; `probe_version` only reads
 //! the folder the host grants for that one call.
 //!

@@ -256,7 +256,7 @@ fn fatal(e: &anyhow::Error) -> u8 {
     1
 }
 
-/// The compile cache folder (issue 4, "Load speed"): `$WASMGATE_CACHE`
+/// The compile cache folder (`docs/security.md`, "Compile cache"): `$WASMGATE_CACHE`
 /// (empty: no cache), else `$XDG_CACHE_HOME/wasmgate/components`, else
 /// `~/.cache/wasmgate/components`.
 fn default_cache_dir() -> Option<PathBuf> {

@@ -1,5 +1,5 @@
-//! Custom version probes in the host's availability pass (issue 4, "Custom
-//! probes"; `docs/declarations.md` §6 step 8): for a server whose
+//! Custom version probes in the host's availability pass (`docs/security.md`, "Custom
+//! probes in availability"; `docs/declarations.md` §6 step 8): for a server whose
 //! declaration reads its version with `version.kind: custom`, the located
 //! copy's install folder is lent to the component's `probe-version` export
 //! as a read-only [`ProbeGrant`], one call per copy.

@@ -204,7 +204,7 @@ pub trait Platform: Send + Sync {
     fn gpu_cache(&self) -> &GpuCache;
 
     /// The folder at `path` opened as a cap-std [`cap_std::fs::Dir`], to
-    /// lend a custom probe as its grant (issue 4, "Custom probes"; counted
+    /// lend a custom probe as its grant (`docs/security.md`, "Custom probes in availability"; counted
     /// as one file-system call). A simulated host opens the folder inside
     /// its `root/` (cap-std keeps the grant inside it). `None` when the
     /// folder cannot be opened, or the platform cannot lend folders (the

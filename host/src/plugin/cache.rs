@@ -1,4 +1,4 @@
-//! The on-disk compile cache (issue 4, "Load speed"): a compiled component
+//! The on-disk compile cache (`docs/security.md`, "Compile cache"): a compiled component
 //! is stored as `<sha256 of the component>-<engine hash>.cwasm`, with the
 //! BLAKE3 digest of that file in `<same>.blake3`. An entry is used only
 //! when the file's digest matches; a truncated or corrupted entry is

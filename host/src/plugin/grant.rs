@@ -1,6 +1,6 @@
 //! The per-call grant of a probe: read-only, bounded access to one located
 //! install folder through a cap-std [`Dir`] (`docs/declarations.md`,
-//! issue 4 "Custom probes"). cap-std refuses every path that would leave
+//! `docs/security.md` "Custom probes in availability"). cap-std refuses every path that would leave
 //! the folder (`..`, absolute paths, symbolic links pointing out).
 
 use super::bindings::wasmgate::plugin::types::{DirEntry, ProbeError};

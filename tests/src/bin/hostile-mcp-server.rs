@@ -1,4 +1,4 @@
-//! A hostile MCP server over stdio for the client's tests (issue #12, the
+//! A hostile MCP server over stdio for the client's tests (`docs/security.md`, "MCP client bounds"; the
 //! MCP-client part): it speaks just enough newline-delimited JSON-RPC to
 //! connect, then misbehaves in the ways a server can. Written by hand (no
 //! SDK) so every byte it sends is chosen by the test.

@@ -1,4 +1,4 @@
-//! A one-shot MCP client process for the client's memory tests (issue #12):
+//! A one-shot MCP client process for the client's memory tests (`docs/security.md`, "MCP client bounds"):
 //! connects one stdio server with the wasmgate library, lists its tools or
 //! makes one call, and prints what happened with its own peak memory
 //! (`VmHWM` of `/proc/self/status`) as one JSON line. A process of its own,
