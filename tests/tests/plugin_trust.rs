@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 use wasmgate_conformance::{
-    git_server_bin, plugins_dir, stdout_json, wasmgate_bin, workspace_root,
+    git_server_bin, interop_python, plugins_dir, stdout_json, wasmgate_bin, workspace_root,
 };
 
 /// A user of their own: config dir, default plugins folder, compile cache.
@@ -441,7 +441,7 @@ impl Drop for Https {
 }
 
 fn https_server(ca: &Path, file: &Path) -> Https {
-    let mut child = Command::new("python3")
+    let mut child = Command::new(interop_python())
         .arg(workspace_root().join("tests/python/https_file_server.py"))
         .arg(ca)
         .arg(file)
@@ -449,7 +449,7 @@ fn https_server(ca: &Path, file: &Path) -> Https {
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
-        .expect("python3 (with `cryptography`, installed with the MCP SDK) runs");
+        .expect("the SDK venv's python (with `cryptography`, installed with the MCP SDK) runs");
     let stdout = child.stdout.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -531,7 +531,8 @@ fn write_rug_plugin(dir: &Path) {
     std::fs::write(
         dir.join("plugin.yaml"),
         format!(
-            "name: rug\nversion: \"0.1.0\"\nmcp_servers:\n  rug:\n    command: python3\n    args: [{:?}]\n",
+            "name: rug\nversion: \"0.1.0\"\nmcp_servers:\n  rug:\n    command: {:?}\n    args: [{:?}]\n",
+            interop_python().display().to_string(),
             script.display().to_string()
         ),
     )
