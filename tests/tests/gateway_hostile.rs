@@ -412,18 +412,29 @@ fn a_client_that_does_not_answer_sampling_in_time_fails_alone_and_the_other_sess
     assert_eq!(a["call"]["is_error"], true, "{a:#}");
     let text = a["call"]["text"].as_str().unwrap_or("");
     assert!(text.contains("did not answer within 4 s"), "{a:#}");
-    assert_eq!(a["sampling_seen"], serde_json::json!(["secret-of-A"]), "{a:#}");
+    assert_eq!(
+        a["sampling_seen"],
+        serde_json::json!(["secret-of-A"]),
+        "{a:#}"
+    );
     // B's call to the other server ends while A's call still waits.
     assert_eq!(b["other_server"]["text"], "pong", "{b:#}");
     let (b_other, a_end) = (
         b["other_server_end"].as_f64().unwrap(),
         a["call_end"].as_f64().unwrap(),
     );
-    assert!(b_other < a_end, "B's other-server call waited for A: {a:#} {b:#}");
+    assert!(
+        b_other < a_end,
+        "B's other-server call waited for A: {a:#} {b:#}"
+    );
     // B's call to the same server is served, with B's own answer.
     assert_eq!(b["same_server"]["is_error"], false, "{b:#}");
     assert_eq!(b["same_server"]["text"], "answer=B:secret-of-B", "{b:#}");
-    assert_eq!(b["sampling_seen"], serde_json::json!(["secret-of-B"]), "{b:#}");
+    assert_eq!(
+        b["sampling_seen"],
+        serde_json::json!(["secret-of-B"]),
+        "{b:#}"
+    );
 }
 
 #[test]

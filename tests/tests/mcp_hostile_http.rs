@@ -193,7 +193,10 @@ fn endless_http_answers_keep_the_client_s_memory_a_few_times_the_limit() {
         let v = probe(&["list"], server.port, path);
         assert_eq!(v["connected"], false, "{v}");
         let e = v["connect_error"].as_str().unwrap_or("");
-        assert!(e.contains("over the limit of 4194304 bytes per page"), "{v}");
+        assert!(
+            e.contains("over the limit of 4194304 bytes per page"),
+            "{v}"
+        );
         let grew = peak_mib(&v) - peak_mib(&base);
         let limit = 16.0 * wasmgate::mcp::MAX_TOOLS_PAGE_BYTES as f64 / MIB;
         eprintln!("endless tools/list at {path}: peak grew {grew:.0} MiB (bound {limit:.0} MiB)");

@@ -15,7 +15,9 @@ use std::sync::Arc;
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use http::{HeaderName, HeaderValue};
-use rmcp::model::{ClientJsonRpcMessage, ClientRequest, ErrorData, RequestId, ServerJsonRpcMessage};
+use rmcp::model::{
+    ClientJsonRpcMessage, ClientRequest, ErrorData, RequestId, ServerJsonRpcMessage,
+};
 use rmcp::transport::streamable_http_client::{
     SseError, StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
     StreamableHttpResponseLimits,
@@ -321,6 +323,9 @@ mod tests {
             "{t}"
         );
         let t = over_limit_text("s", "tools/call", Over::Event, 7);
-        assert!(t.contains("server 's'") && t.contains("limit of 7 bytes"), "{t}");
+        assert!(
+            t.contains("server 's'") && t.contains("limit of 7 bytes"),
+            "{t}"
+        );
     }
 }

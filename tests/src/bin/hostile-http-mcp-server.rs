@@ -156,7 +156,10 @@ fn post(w: &mut TcpStream, req: &Request) -> std::io::Result<bool> {
             }
             "/huge-list-sse" => {
                 endless_head(w, "text/event-stream")?;
-                write!(w, r#"data: {{"jsonrpc":"2.0","id":{id},"result":{{"tools":["#)?;
+                write!(
+                    w,
+                    r#"data: {{"jsonrpc":"2.0","id":{id},"result":{{"tools":["#
+                )?;
                 forever(w, tiny_tools(1000).as_bytes())?;
                 return Ok(false);
             }
@@ -209,6 +212,11 @@ fn post(w: &mut TcpStream, req: &Request) -> std::io::Result<bool> {
         other => json!({"jsonrpc": "2.0", "id": id,
                         "error": {"code": -32601, "message": format!("no method {other}")}}),
     };
-    reply(w, "200 OK", "application/json", result.to_string().as_bytes())?;
+    reply(
+        w,
+        "200 OK",
+        "application/json",
+        result.to_string().as_bytes(),
+    )?;
     Ok(true)
 }
