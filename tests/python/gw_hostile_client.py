@@ -6,6 +6,11 @@ object on stdout. Every wait is bounded.
   --mode sample  --label L --question Q [--delay S] [--go FILE]
                  calls mcp_fx_ask (after FILE exists, if given); its LLM
                  answers "<L>:<question>" and records every question
+                 (with --llm-delay S it answers only after S s; with
+                 --signal FILE it creates FILE when first asked)
+  --mode neighbour --label L --question Q --go FILE
+                 after FILE exists: calls mcp_fx2_ping (another server),
+                 then mcp_fx_ask, noting the wall-clock end of each
   --mode later   calls mcp_fx_later, waits, reads mcp_fx_outcome
   --mode late    initialize, tools/list, then waits for tools/list_changed
                  until mcp_late_ping is listed
@@ -52,6 +57,16 @@ async def scenario(session, args, out, changed):
         out["call"] = await call(
             session, "mcp_fx_ask", {"question": args.question, "delay": args.delay}
         )
+        out["call_end"] = time.time()
+    elif args.mode == "neighbour":
+        for _ in range(600):
+            if os.path.exists(args.go):
+                break
+            await asyncio.sleep(0.05)
+        out["other_server"] = await call(session, "mcp_fx2_ping")
+        out["other_server_end"] = time.time()
+        out["same_server"] = await call(session, "mcp_fx_ask", {"question": args.question})
+        out["same_server_end"] = time.time()
     elif args.mode == "later":
         out["call"] = await call(session, "mcp_fx_later")
         # No call to the server while it asks (0.3 s after `later`): a call
@@ -113,6 +128,11 @@ async def main():
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--idle-first", type=float, default=0)
     ap.add_argument("--go")
+    ap.add_argument("--signal")
+    # The SDK runs the sampling callback inside its receive loop, so a
+    # client whose LLM never returned would never read its call's result
+    # either: a delay past the gateway's sampling timeout stands for it.
+    ap.add_argument("--llm-delay", type=float, default=0)
     ap.add_argument("command", nargs="*")
     args = ap.parse_args()
 
@@ -123,6 +143,10 @@ async def main():
         first = params.messages[0].content
         q = first.text if isinstance(first, types.TextContent) else str(first)
         seen.append(q)
+        if args.signal:
+            open(args.signal, "w").close()
+        if args.llm_delay:
+            await asyncio.sleep(args.llm_delay)
         return types.CreateMessageResult(
             role="assistant",
             content=types.TextContent(type="text", text=f"{args.label}:{q}"),

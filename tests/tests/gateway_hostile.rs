@@ -361,6 +361,83 @@ fn a_sampling_request_outside_any_call_is_refused_and_no_client_is_asked() {
 }
 
 #[test]
+fn a_client_that_does_not_answer_sampling_in_time_fails_alone_and_the_other_session_is_served() {
+    let tmp = tempfile::tempdir().unwrap();
+    // fx asks for sampling with a 4 s timeout; fx2 is a second server.
+    let extra = format!(
+        "    sampling:\n      timeout: 4\n  fx2:\n    command: \"{}\"\n    args: [\"{}\"]\n",
+        interop_python().display(),
+        fixture().display()
+    );
+    let (cfg, plugins, token) = world(tmp.path(), &extra);
+    let served = serve(&cfg, &plugins, &token, &[], None);
+    let asked = tmp.path().join("asked");
+    let (url, signal) = (served.url.clone(), asked.display().to_string());
+    // A: its call asks for sampling and A's LLM answers only after 10 s,
+    // long past the 4 s timeout (the Python SDK reads nothing else while
+    // its sampling callback runs, so a callback that never returned would
+    // also hide the call's result from A).
+    let a = std::thread::spawn(move || {
+        client(&[
+            "--http".into(),
+            url,
+            "--token".into(),
+            TOKEN.into(),
+            "--mode".into(),
+            "sample".into(),
+            "--label".into(),
+            "A".into(),
+            "--question".into(),
+            "secret-of-A".into(),
+            "--llm-delay".into(),
+            "10".into(),
+            "--signal".into(),
+            signal,
+        ])
+    });
+    // B starts once A has been asked, so A's call is in flight meanwhile.
+    let b = http_client(
+        &served,
+        "neighbour",
+        &[
+            "--label",
+            "B",
+            "--question",
+            "secret-of-B",
+            "--go",
+            &asked.display().to_string(),
+        ],
+    );
+    let a = a.join().unwrap();
+    assert_eq!(a["call"]["is_error"], true, "{a:#}");
+    let text = a["call"]["text"].as_str().unwrap_or("");
+    assert!(text.contains("did not answer within 4 s"), "{a:#}");
+    assert_eq!(
+        a["sampling_seen"],
+        serde_json::json!(["secret-of-A"]),
+        "{a:#}"
+    );
+    // B's call to the other server ends while A's call still waits.
+    assert_eq!(b["other_server"]["text"], "pong", "{b:#}");
+    let (b_other, a_end) = (
+        b["other_server_end"].as_f64().unwrap(),
+        a["call_end"].as_f64().unwrap(),
+    );
+    assert!(
+        b_other < a_end,
+        "B's other-server call waited for A: {a:#} {b:#}"
+    );
+    // B's call to the same server is served, with B's own answer.
+    assert_eq!(b["same_server"]["is_error"], false, "{b:#}");
+    assert_eq!(b["same_server"]["text"], "answer=B:secret-of-B", "{b:#}");
+    assert_eq!(
+        b["sampling_seen"],
+        serde_json::json!(["secret-of-B"]),
+        "{b:#}"
+    );
+}
+
+#[test]
 fn serve_answers_initialize_before_a_silent_server_and_adds_a_late_one() {
     let tmp = tempfile::tempdir().unwrap();
     // `mute` never answers initialize (connect_timeout 300 s); `late`

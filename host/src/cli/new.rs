@@ -111,6 +111,9 @@ fn camel(name: &str) -> String {
         .collect()
 }
 
+/// Largest `--sdk` Cargo.toml read, in bytes (1 MiB).
+const MAX_SDK_MANIFEST_BYTES: u64 = 1024 * 1024;
+
 /// The `wasmgate-sdk` dependency line and the README's note about it.
 fn sdk_dependency(sdk: Option<&Path>) -> Result<(String, String), NewError> {
     let Some(sdk) = sdk else {
@@ -128,9 +131,21 @@ fn sdk_dependency(sdk: Option<&Path>) -> Result<(String, String), NewError> {
     };
     let shown = sdk.display().to_string();
     let bad = |why: &str| NewError::BadSdk(shown.clone(), why.to_string());
-    let manifest = sdk.join("Cargo.toml");
-    let text = std::fs::read_to_string(&manifest)
-        .map_err(|_| bad("is not a crate folder (no readable Cargo.toml)"))?;
+    // Bounded, and a FIFO named Cargo.toml never blocks (docs/security.md,
+    // "MCP client bounds").
+    let text = match crate::manifest::files::read_plugin_file(
+        sdk,
+        Path::new("Cargo.toml"),
+        MAX_SDK_MANIFEST_BYTES,
+    ) {
+        Ok(bytes) => String::from_utf8(bytes).unwrap_or_default(),
+        Err(crate::manifest::files::PluginFileError::TooLarge { .. }) => {
+            return Err(bad(&format!(
+                "its Cargo.toml is larger than {MAX_SDK_MANIFEST_BYTES} bytes"
+            )));
+        }
+        Err(_) => return Err(bad("is not a crate folder (no readable Cargo.toml)")),
+    };
     if !text
         .lines()
         .any(|l| l.replace(' ', "") == "name=\"wasmgate-sdk\"")
@@ -243,6 +258,18 @@ mod tests {
             scaffold(t.path(), "x", Some(t.path())),
             Err(NewError::BadSdk(..))
         ));
+        let sdk = t.path().join("big-sdk");
+        std::fs::create_dir_all(&sdk).unwrap();
+        std::fs::write(
+            sdk.join("Cargo.toml"),
+            vec![b'#'; MAX_SDK_MANIFEST_BYTES as usize + 1],
+        )
+        .unwrap();
+        let e = scaffold(t.path(), "x", Some(&sdk)).unwrap_err().to_string();
+        assert!(
+            e.contains("big-sdk") && e.contains("Cargo.toml is larger than 1048576 bytes"),
+            "{e}"
+        );
         let files = scaffold(t.path(), "demo-app", None).unwrap();
         assert!(files.contains(&PathBuf::from("skills/demo-app/SKILL.md")));
         let cargo = std::fs::read_to_string(t.path().join("demo-app/Cargo.toml")).unwrap();

@@ -24,6 +24,7 @@
 pub mod env;
 pub mod filter;
 mod handler;
+mod http_bounds;
 pub(crate) mod line_transport;
 pub mod naming;
 pub mod redact;
@@ -821,7 +822,9 @@ async fn connect_attempt(
                 transport::open_stdio(spec, redactor, handler, &child_slot).await?
             }
             (Transport::Http { .. }, _) => transport::open_http(spec, handler).await?,
-            (Transport::AppEndpoint, Some(ep)) => transport::open_app_endpoint(ep, handler).await?,
+            (Transport::AppEndpoint, Some(ep)) => {
+                transport::open_app_endpoint(ep, spec, handler).await?
+            }
             (Transport::AppEndpoint, None) => {
                 return Err(ConnectError::AppNotRunning {
                     detail: "no endpoint was read".into(),

@@ -753,7 +753,16 @@ pub(crate) async fn open_http(spec: &ServerSpec, handler: Handler) -> Result<Ope
         })?;
         custom.insert(n, v);
     }
-    open_url(url, custom, false, handler).await
+    open_url(url, custom, false, http_bounds_of(spec), handler).await
+}
+
+/// The name and message limit of `spec` for [`super::http_bounds`]: the
+/// same bound as one stdio message of that server.
+fn http_bounds_of(spec: &ServerSpec) -> (&str, usize) {
+    (
+        spec.name.as_str(),
+        MIN_STDIO_MESSAGE_BYTES.max(spec.max_result_bytes.saturating_mul(4)),
+    )
 }
 
 /// Connects the app-endpoint transport (`docs/declarations.md` §7): the
@@ -762,6 +771,7 @@ pub(crate) async fn open_http(spec: &ServerSpec, handler: Handler) -> Result<Ope
 /// `Authorization: Bearer <token>` when the file carried a token.
 pub(crate) async fn open_app_endpoint(
     endpoint: &crate::resolver::liveness::Endpoint,
+    spec: &ServerSpec,
     handler: Handler,
 ) -> Result<Opened, ConnectError> {
     let url = format!("http://{}{}", endpoint.dial, endpoint.path);
@@ -776,15 +786,18 @@ pub(crate) async fn open_app_endpoint(
         v.set_sensitive(true);
         custom.insert(http::header::AUTHORIZATION, v);
     }
-    open_url(&url, custom, true, handler).await
+    open_url(&url, custom, true, http_bounds_of(spec), handler).await
 }
 
 /// The streamable HTTP handshake to `url` with `headers`; a failed
 /// handshake is explained (refused port, refused credentials, legacy SSE).
+/// `(server, message_limit)`: the server's name and the byte bound of one
+/// answer ([`super::http_bounds`]).
 async fn open_url(
     url: &str,
     headers: std::collections::HashMap<http::HeaderName, http::HeaderValue>,
     app_endpoint: bool,
+    (server, message_limit): (&str, usize),
     handler: Handler,
 ) -> Result<Opened, ConnectError> {
     use rmcp::transport::StreamableHttpClientTransport;
@@ -819,7 +832,11 @@ async fn open_url(
         url: url.to_string(),
         message: e.to_string(),
     })?;
-    let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers.clone());
+    let client = super::http_bounds::BoundedHttpClient::new(client, server, message_limit);
+    let config = StreamableHttpClientTransportConfig::with_uri(url)
+        .custom_headers(headers.clone())
+        .max_sse_event_size(message_limit)
+        .max_json_response_size(message_limit);
     let transport = StreamableHttpClientTransport::with_client(client, config);
     match handler.serve(transport).await {
         Ok(service) => {

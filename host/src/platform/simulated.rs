@@ -213,8 +213,16 @@ impl SimulatedHost {
     pub fn load(dir: &Path) -> Result<SimulatedHost, SimulatedHostError> {
         let file = dir.join("host.yaml");
         let where_ = file.display().to_string();
-        let text = std::fs::read_to_string(&file)
-            .map_err(|e| SimulatedHostError(format!("{where_}: cannot read: {e}")))?;
+        // Bounded like a manifest, and only a regular file of `dir` is read
+        // (a FIFO never blocks the load; docs/security.md, "MCP client bounds").
+        let bytes = crate::manifest::files::read_plugin_file(
+            dir,
+            Path::new("host.yaml"),
+            crate::manifest::load::MAX_MANIFEST_BYTES,
+        )
+        .map_err(|e| SimulatedHostError(format!("{where_}: {e}")))?;
+        let text = String::from_utf8(bytes)
+            .map_err(|_| SimulatedHostError(format!("{where_}: is not UTF-8 text")))?;
         crate::manifest::depth::check_depth(&text, crate::manifest::depth::MAX_DEPTH)
             .map_err(|e| SimulatedHostError(format!("{where_}: {e}")))?;
         let y: HostYaml = yaml_serde::from_str(&text)
@@ -987,6 +995,31 @@ mod tests {
         fs::create_dir_all(t.path().join("root")).unwrap();
         let h = SimulatedHost::load(t.path()).unwrap();
         (t, h)
+    }
+
+    #[test]
+    fn an_oversized_host_yaml_is_refused_naming_the_file_and_the_limit() {
+        let t = tempfile::tempdir().unwrap();
+        let limit = crate::manifest::load::MAX_MANIFEST_BYTES;
+        let mut text = String::from("os: linux\n");
+        text.push_str(&"#".repeat(limit as usize));
+        fs::write(t.path().join("host.yaml"), &text).unwrap();
+        let e = SimulatedHost::load(t.path()).unwrap_err().to_string();
+        assert!(
+            e.contains("host.yaml") && e.contains(&format!("is larger than {limit} bytes")),
+            "{e}"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_host_yaml_fifo_is_refused_at_once() {
+        let t = tempfile::tempdir().unwrap();
+        let c = std::ffi::CString::new(t.path().join("host.yaml").to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = SimulatedHost::load(t.path()).unwrap_err().to_string();
+        assert!(e.contains("host.yaml") && e.contains("a FIFO"), "{e}");
     }
 
     #[test]

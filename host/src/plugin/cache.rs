@@ -56,7 +56,18 @@ pub(crate) fn compile(
     let cwasm = base.with_extension("cwasm");
     let sum = base.with_extension("blake3");
     let mut outcome = CacheOutcome::Miss;
-    if let (Ok(data), Ok(expected)) = (std::fs::read(&cwasm), std::fs::read_to_string(&sum)) {
+    // Bounded reads (docs/security.md, "MCP client bounds"): a compiled
+    // image is a few times its component; a digest is 64 hex digits.
+    let image_limit = (bytes.len() as u64).saturating_mul(16).max(MIN_IMAGE_LIMIT);
+    let (image, digest) = (
+        read_entry(dir, &cwasm, image_limit),
+        read_entry(dir, &sum, MAX_DIGEST_BYTES),
+    );
+    if image.is_err() || digest.is_err() {
+        outcome = CacheOutcome::Recompiled;
+    }
+    if let (Ok(Some(data)), Ok(Some(expected))) = (image, digest) {
+        let expected = String::from_utf8_lossy(&expected);
         if blake3::hash(&data).to_hex().as_str() == expected.trim() {
             // SAFETY: `deserialize` trusts its input to be wasmtime's own
             // output for a compatible engine. The entry was written by
@@ -83,6 +94,28 @@ pub(crate) fn compile(
     Ok((component, outcome))
 }
 
+/// Largest digest file read, in bytes.
+const MAX_DIGEST_BYTES: u64 = 1024;
+/// The least image size read whatever the component's size, in bytes.
+const MIN_IMAGE_LIMIT: u64 = 64 * 1024 * 1024;
+
+/// One file of an entry, at most `limit` bytes and only a regular file of
+/// `dir`: `Ok(None)` when absent; `Err` (with a warning naming the file and
+/// the limit) when it is larger or not a regular file.
+fn read_entry(dir: &Path, path: &Path, limit: u64) -> Result<Option<Vec<u8>>, ()> {
+    let Some(name) = path.file_name() else {
+        return Ok(None);
+    };
+    match crate::manifest::files::read_plugin_file(dir, Path::new(name), limit) {
+        Ok(data) => Ok(Some(data)),
+        Err(crate::manifest::files::PluginFileError::NotFound) => Ok(None),
+        Err(e) => {
+            tracing::warn!("compile cache entry {} {e}; recompiling", path.display());
+            Err(())
+        }
+    }
+}
+
 fn store(dir: &Path, cwasm: &Path, sum: &Path, component: &Component) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir)?;
     let data = component.serialize().map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -96,4 +129,30 @@ fn store(dir: &Path, cwasm: &Path, sum: &Path, component: &Component) -> anyhow:
     std::fs::write(&tmp, digest)?;
     std::fs::rename(&tmp, sum)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_oversized_digest_file_is_not_read_and_the_component_is_recompiled() {
+        let engine = Engine::default();
+        // The empty component.
+        let bytes = b"\0asm\x0d\0\x01\0";
+        let dir = tempfile::tempdir().unwrap();
+        let (_, first) = compile(&engine, bytes, Some(dir.path())).unwrap();
+        assert_eq!(first, CacheOutcome::Miss);
+        let (_, again) = compile(&engine, bytes, Some(dir.path())).unwrap();
+        assert_eq!(again, CacheOutcome::Hit);
+        let sum = entry(dir.path(), &engine, bytes).with_extension("blake3");
+        std::fs::write(&sum, vec![b'0'; MAX_DIGEST_BYTES as usize + 1]).unwrap();
+        let (_, after) = compile(&engine, bytes, Some(dir.path())).unwrap();
+        assert_eq!(after, CacheOutcome::Recompiled);
+        // Rewritten: the entry is read again.
+        assert!(matches!(
+            read_entry(dir.path(), &sum, MAX_DIGEST_BYTES),
+            Ok(Some(_))
+        ));
+    }
 }

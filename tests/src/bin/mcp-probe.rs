@@ -6,6 +6,9 @@
 //!
 //! `mcp-probe list -- COMMAND [ARGS…]`
 //! `mcp-probe call TOOL JSON -- COMMAND [ARGS…]`
+//!
+//! A `COMMAND` that starts with `http://` is the URL of a streamable HTTP
+//! server instead.
 
 use std::time::Duration;
 
@@ -29,10 +32,18 @@ async fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let sep = args.iter().position(|a| a == "--").expect("-- COMMAND");
     let (what, server) = (&args[..sep], &args[sep + 1..]);
+    let transport = if server[0].starts_with("http://") {
+        Transport::Http {
+            url: server[0].clone(),
+            headers: Default::default(),
+        }
+    } else {
+        Transport::stdio(server[0].clone(), &server[1..])
+    };
     let spec = ServerSpec {
         timeout: Duration::from_secs(60),
         connect_timeout: Duration::from_secs(60),
-        ..ServerSpec::new("h", Transport::stdio(server[0].clone(), &server[1..]))
+        ..ServerSpec::new("h", transport)
     };
     let client = McpClient::new();
     let report = client.connect_all(&[spec], |_| true).await;
