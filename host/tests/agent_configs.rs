@@ -559,3 +559,40 @@ fn setup_adds_one_entry_keeps_the_rest_and_undo_removes_exactly_it() {
         text(&o)
     );
 }
+
+// --- serve's not-offered resource -------------------------------------------
+
+#[test]
+fn not_offered_names_each_missing_application_in_its_availability_sentence() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("config.yaml");
+    let app =
+        "{presence: executable, location: [{kind: command, name: wasmgate-test-no-such-app}]}";
+    std::fs::write(
+        &cfg,
+        format!(
+            "mcp_servers:\n  vendor:\n    command: /bin/true\n    app: {{linux: {app}, darwin: {app}, win32: {app}}}\n    requires: {{app: true}}\n  plain: {{command: /bin/true}}\n"
+        ),
+    )
+    .unwrap();
+    let mut o = wasmgate::host::HostOptions::new();
+    o.config = Some(cfg);
+    o.trust = wasmgate::trust::TrustPolicy::Dev;
+    let host = wasmgate::host::Host::load(o).unwrap();
+    let list = wasmgate::gateway::not_offered::not_offered(&host);
+    assert_eq!(list.len(), 1, "{list:?}");
+    assert_eq!(list[0].server, "vendor");
+    assert_eq!(list[0].plugin, None);
+    assert_eq!(
+        list[0].sentence,
+        "vendor is not installed. Install vendor, then try again."
+    );
+    let text = wasmgate::gateway::not_offered::not_offered_markdown(&host);
+    assert!(
+        text.contains(
+            "- `vendor` (the config file): vendor is not installed. Install vendor, then try again."
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("plain"), "{text}");
+}

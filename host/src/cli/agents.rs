@@ -204,7 +204,8 @@ fn is_ours(v: &Value) -> bool {
 }
 
 /// The `wasmgate serve` arguments `setup` writes: the `--plugins` and
-/// `--config` the user gave (made absolute).
+/// `--config` the user gave (made absolute), and the agent's name budget
+/// (`serve --name-budget`).
 fn serve_args(agent: Agent, plugins: &[PathBuf], config: Option<&Path>) -> Vec<String> {
     let abs = |p: &Path| {
         std::path::absolute(p)
@@ -212,8 +213,11 @@ fn serve_args(agent: Agent, plugins: &[PathBuf], config: Option<&Path>) -> Vec<S
             .to_string_lossy()
             .into_owned()
     };
-    let _ = agent;
     let mut a = vec!["serve".to_string()];
+    if let Some(v) = clap::ValueEnum::to_possible_value(&agent) {
+        a.push("--name-budget".into());
+        a.push(v.get_name().to_string());
+    }
     for p in plugins {
         a.push("--plugins".into());
         a.push(abs(p));

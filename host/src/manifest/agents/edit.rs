@@ -87,12 +87,12 @@ fn prune(v: &mut Value, path: &[&str]) {
     let Some((first, rest)) = path.split_first() else {
         return;
     };
-    if let Value::Mapping(m) = v {
-        if let Some(child) = m.get_mut(*first) {
-            prune(child, rest);
-            if matches!(child, Value::Null) || matches!(child, Value::Mapping(c) if c.is_empty()) {
-                m.shift_remove(*first);
-            }
+    if let Value::Mapping(m) = v
+        && let Some(child) = m.get_mut(*first)
+    {
+        prune(child, rest);
+        if matches!(child, Value::Null) || matches!(child, Value::Mapping(c) if c.is_empty()) {
+            m.shift_remove(*first);
         }
     }
 }
@@ -249,7 +249,7 @@ fn toml_value(v: &Value) -> Result<toml_edit::Value, String> {
         Value::Mapping(m) => {
             let mut t = toml_edit::InlineTable::new();
             for (k, it) in m {
-                t.insert(&crate::declaration::value::key_text(k), toml_value(it)?);
+                t.insert(crate::declaration::value::key_text(k), toml_value(it)?);
             }
             toml_edit::Value::InlineTable(t)
         }

@@ -116,7 +116,7 @@ impl Places {
 /// Decodes a config file's text by its content: a TOML file (`.toml`, or
 /// text that is no YAML mapping but valid TOML) is Codex's; a JSON or YAML
 /// mapping with `mcp_servers` or `plugins` is wasmgate's, with `mcpServers`
-/// the Claude family's, with `servers` (or `mcp.servers`) VS Code's, with
+/// the Claude family's, a JSON one with `servers` (or `mcp.servers`) VS Code's, with
 /// `extensions` Goose's. A mapping with none of them is `Err` (the message
 /// after the file name), as is text that is neither.
 pub fn decode_config(
@@ -131,7 +131,8 @@ pub fn decode_config(
     if is_toml {
         return codex::decode(text, ctx);
     }
-    let value = if text.trim_start().starts_with('{') {
+    let is_json = text.trim_start().starts_with('{');
+    let value = if is_json {
         super::load::decode_json(text)?
     } else {
         match super::load::decode_yaml(text) {
@@ -161,7 +162,9 @@ pub fn decode_config(
     if top.contains_key("mcpServers") {
         return Ok(mcpjson::decode(top, ctx, places));
     }
-    if let Some(servers) = vscode::servers_of(top) {
+    // VS Code's files are JSON; a YAML `servers:` is more likely a typo of
+    // `mcp_servers:` (its hint below).
+    if let Some(servers) = vscode::servers_of(top).filter(|_| is_json) {
         return Ok(vscode::decode(servers, ctx, places));
     }
     if let Some(Value::Mapping(ext)) = top.get("extensions")
