@@ -101,14 +101,17 @@ fn status_keeps_the_good_servers_beside_big_integers_and_passwords() {
 #[test]
 fn status_names_a_config_without_mcp_servers() {
     let dir = tempfile::tempdir().unwrap();
-    let (st, all) = status(dir.path(), "model: x\nmcpServers:\n  a: {command: x}\n");
+    let (st, all) = status(dir.path(), "model: x\nmcp-servers:\n  a: {command: x}\n");
     assert!(names(&st).is_empty(), "{all}");
     let p = problems(&st);
     assert_eq!(p.len(), 1, "{p:?}");
     assert!(
-        p[0].ends_with("config.yaml: has no mcp_servers mapping (did you mean `mcp_servers`? this file has `mcpServers`, which wasmgate does not read)"),
+        p[0].ends_with("config.yaml: has no mcp_servers mapping (did you mean `mcp_servers`? this file has `mcp-servers`, which wasmgate does not read)"),
         "{p:?}"
     );
+    // Another agent's `mcpServers` is read (docs/mcp-client.md §1.4).
+    let (st, all) = status(dir.path(), "model: x\nmcpServers:\n  a: {command: x}\n");
+    assert_eq!(names(&st), ["a"], "{all}");
     // Present but empty: nothing configured, nothing wrong.
     let (st, _) = status(dir.path(), "model: x\nmcp_servers:\n");
     assert!(problems(&st).is_empty() && names(&st).is_empty());

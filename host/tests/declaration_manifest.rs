@@ -1300,15 +1300,11 @@ fn a_config_needs_an_mcp_servers_key() {
         (
             "model: x\n",
             Some(
-                "has no mcp_servers mapping (wasmgate reads its servers from the top-level `mcp_servers` key; other keys are ignored)",
+                "has no mcp_servers mapping (wasmgate reads its servers from the top-level `mcp_servers` key, or another agent's `mcpServers`, `servers`, Codex `[mcp_servers.<id>]` or Goose `extensions`; other keys are ignored)",
             ),
         ),
-        (
-            "model: x\nmcpServers:\n  a: {command: x}\n",
-            Some(
-                "has no mcp_servers mapping (did you mean `mcp_servers`? this file has `mcpServers`, which wasmgate does not read)",
-            ),
-        ),
+        // Another agent's mcpServers is read (docs/mcp-client.md §1.4).
+        ("model: x\nmcpServers:\n  a: {command: x}\n", None),
         (
             "mcp-servers: {}\n",
             Some("did you mean `mcp_servers`? this file has `mcp-servers`"),

@@ -4,6 +4,7 @@
 //! Exit status: 0 success, 1 the input is invalid or the operation failed,
 //! 2 usage errors (clap's own convention).
 
+pub mod agents;
 pub mod availability;
 pub mod check;
 pub mod component;
@@ -90,6 +91,13 @@ pub enum Command {
     /// Serve every offered tool and visible skill as one MCP server (stdio,
     /// or streamable HTTP on loopback with `--http`); docs/mcp-client.md §7.
     Serve(serve::ServeArgs),
+    /// Print another agent's MCP config (Claude, Cursor, Windsurf, VS Code,
+    /// Codex, Goose) as wasmgate config; `--write` merges it into yours
+    /// (docs/mcp-client.md §1.4).
+    Import(agents::ImportArgs),
+    /// Add the one `wasmgate serve` entry to an agent's user config (with
+    /// a backup and a diff); `--undo` removes exactly it (docs/mcp-client.md §1.5).
+    Setup(agents::SetupArgs),
     /// Review, install, approve and remove plugins (the plugin lock,
     /// `<user config dir>/wasmgate/plugins.lock`; docs/security.md).
     Plugin {
@@ -131,7 +139,11 @@ fn run(cli: Cli) -> u8 {
     };
     if !matches!(
         cli.command,
-        Command::Check { .. } | Command::Availability { .. } | Command::New(_)
+        Command::Check { .. }
+            | Command::Availability { .. }
+            | Command::New(_)
+            | Command::Import(_)
+            | Command::Setup(_)
     ) && let Some(problem) = missing_named_path(&cli)
     {
         eprintln!("wasmgate: {problem}");
@@ -177,6 +189,18 @@ fn run(cli: Cli) -> u8 {
             }
         },
         Command::New(args) => new::run(args),
+        Command::Import(args) => agents::run_import(
+            args,
+            named_config(&cli)
+                .map(|(p, _)| p)
+                .or_else(|| user_config_dir().map(|d| d.join("wasmgate").join("config.yaml"))),
+            cli.json,
+        ),
+        Command::Setup(args) => agents::run_setup(
+            args,
+            &cli.plugins,
+            named_config(&cli).map(|(p, _)| p).as_deref(),
+        ),
         Command::Availability { path, host } => match plugin_file_of(path) {
             Ok(file) => availability::run_availability(&file, host.as_deref(), cli.json) as u8,
             Err(why) => {

@@ -62,6 +62,13 @@ pub struct ServeArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = gateway::http::DEFAULT_SESSION_IDLE_SECS,
           value_parser = clap::value_parser!(u64).range(1..=604_800))]
     pub session_idle_seconds: u64,
+    /// Keep every tool name within AGENT's limit after the prefix AGENT
+    /// adds (Claude Code and Codex show `mcp__wasmgate__<tool>` and cap it
+    /// at 64), with the same hashed form and collision rule
+    /// (docs/mcp-client.md §2.3). `wasmgate setup` sets it.
+    #[arg(long, value_name = "AGENT",
+          value_parser = clap::builder::PossibleValuesParser::new(crate::mcp::naming::BUDGET_AGENTS))]
+    pub name_budget: Option<String>,
 }
 
 impl ServeArgs {
@@ -179,7 +186,11 @@ pub fn token_file_warning(path: &Path) -> Option<String> {
 }
 
 /// Runs `wasmgate serve`; returns the exit code.
-pub async fn run(host: HostOptions, args: &ServeArgs) -> anyhow::Result<u8> {
+pub async fn run(mut host: HostOptions, args: &ServeArgs) -> anyhow::Result<u8> {
+    if let Some(agent) = &args.name_budget {
+        host.client.name_budget =
+            crate::mcp::naming::agent_name_budget(agent, crate::cli::agents::ENTRY_NAME);
+    }
     if let Some(w) = args.token_file.as_deref().and_then(token_file_warning) {
         eprintln!("wasmgate serve: warning: {w}");
     }

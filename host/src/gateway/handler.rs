@@ -269,6 +269,16 @@ impl ServerHandler for GatewayHandler {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let host = self.gateway.host();
+        // What this machine does not offer and why (docs/mcp-client.md §7).
+        let text = super::not_offered::not_offered_markdown(&host);
+        let not_offered = Resource::new(super::not_offered::NOT_OFFERED_URI, "not-offered")
+            .with_mime_type("text/markdown")
+            .with_size(text.len() as u64)
+            .with_description(
+                "The plugin applications not offered on this machine, and what to install, update or start",
+            );
+        // Last, after the skills (clients that show the first resource
+        // show a skill).
         let resources = offered_skills(&host)
             .into_iter()
             .map(|o| {
@@ -280,6 +290,7 @@ impl ServerHandler for GatewayHandler {
                 }
                 r
             })
+            .chain(std::iter::once(not_offered))
             .collect();
         Ok(ListResourcesResult::with_all_items(resources))
     }
@@ -290,6 +301,16 @@ impl ServerHandler for GatewayHandler {
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let host = self.gateway.host();
+        if request.uri == super::not_offered::NOT_OFFERED_URI {
+            return Ok(ReadResourceResult::new(vec![
+                ResourceContents::text(
+                    super::not_offered::not_offered_markdown(&host),
+                    request.uri.clone(),
+                )
+                .with_mime_type("text/markdown"),
+            ])
+            .into());
+        }
         let skills = offered_skills(&host);
         let Some(o) = skills.iter().find(|o| o.uri == request.uri) else {
             return Err(ErrorData::resource_not_found(

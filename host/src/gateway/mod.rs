@@ -65,6 +65,7 @@
 
 mod handler;
 pub mod http;
+pub mod not_offered;
 pub mod sampling;
 
 pub use handler::GatewayHandler;

@@ -319,7 +319,9 @@ fn read_skill(dir: &Path, path: &Path) -> Result<String, String> {
 
 /// Loads a config file: its top-level `mcp_servers` in the server schema
 /// (other top-level keys belong to the embedding agent and are ignored,
-/// `docs/mcp-client.md` §1), and its top-level `plugins` (the user's
+/// `docs/mcp-client.md` §1), or another agent's config read by its content
+/// (`mcpServers`, VS Code `servers`, Codex TOML, Goose `extensions`;
+/// [`super::agents`], `docs/mcp-client.md` §1.4), and its top-level `plugins` (the user's
 /// per-plugin settings, [`super::plugins`]) into
 /// [`ServersResult::plugins`]. Servers carry `plugin: None`. A mapping
 /// without an `mcp_servers` or `plugins` key is one error (`<file>: has no
@@ -333,6 +335,16 @@ pub fn load_config(path: &Path) -> ServersResult {
 
 /// [`load_config`] with an explicit context.
 pub fn load_config_with(path: &Path, ctx: &ManifestContext) -> ServersResult {
+    load_config_in(path, ctx, &super::agents::Places::of_file(path))
+}
+
+/// [`load_config_with`] with explicit places for the agents' own variables
+/// (`${userHome}`, `${workspaceFolder}`, Claude Code's project scope).
+pub fn load_config_in(
+    path: &Path,
+    ctx: &ManifestContext,
+    places: &super::agents::Places,
+) -> ServersResult {
     let fail = |message: String| ServersResult {
         errors: vec![ManifestError {
             where_: ctx.where_.clone(),
@@ -347,14 +359,15 @@ pub fn load_config_with(path: &Path, ctx: &ManifestContext) -> ServersResult {
         Ok(t) => t,
         Err(m) => return fail(m),
     };
-    let value = match decode_yaml(&text) {
-        Ok(v) => v,
+    let decoded = match super::agents::decode_config(path, &text, ctx, places) {
+        Ok(d) => d,
         Err(m) => return fail(m),
     };
-    match &value {
+    let value = decoded.value;
+    let mut r = match &value {
         // An empty (or comments-only) file: nothing configured yet.
         Value::Null => ServersResult::default(),
-        Value::Mapping(m) if m.contains_key("mcp_servers") || m.contains_key("plugins") => {
+        Value::Mapping(m) => {
             let mut r = servers_from_value(m.get("mcp_servers"), ctx, None);
             let (plugins, errors) =
                 super::plugins::plugins_from_value(m.get("plugins"), &ctx.where_);
@@ -362,16 +375,22 @@ pub fn load_config_with(path: &Path, ctx: &ManifestContext) -> ServersResult {
             r.errors.extend(errors);
             r
         }
-        Value::Mapping(m) => fail(no_mcp_servers_message(m)),
-        other => fail(format!("must be a mapping (got {})", describe(other))),
+        other => return fail(format!("must be a mapping (got {})", describe(other))),
+    };
+    if decoded.format != super::agents::Format::Wasmgate {
+        // Servers refused while converting keep their place in the order.
+        r.errors.splice(0..0, decoded.errors);
+        r.warnings.extend(decoded.warnings);
+        r.order = decoded.order;
     }
+    r
 }
 
 /// The problem of a config whose top level has no `mcp_servers` key (other
 /// keys belong to the embedding agent, `docs/mcp-client.md` §1, so only the
 /// missing key is reported), with a hint when a near spelling is there
 /// (`mcpServers`, `mcp-servers`, `mcp_server`, `servers`).
-fn no_mcp_servers_message(m: &Mapping) -> String {
+pub(crate) fn no_mcp_servers_message(m: &Mapping) -> String {
     let near = m.keys().filter_map(Value::as_str).find(|k| {
         let folded: String = k
             .chars()
@@ -387,7 +406,7 @@ fn no_mcp_servers_message(m: &Mapping) -> String {
         Some(k) => format!(
             "has no mcp_servers mapping (did you mean `mcp_servers`? this file has `{k}`, which wasmgate does not read)"
         ),
-        None => "has no mcp_servers mapping (wasmgate reads its servers from the top-level `mcp_servers` key; other keys are ignored)".to_string(),
+        None => "has no mcp_servers mapping (wasmgate reads its servers from the top-level `mcp_servers` key, or another agent's `mcpServers`, `servers`, Codex `[mcp_servers.<id>]` or Goose `extensions`; other keys are ignored)".to_string(),
     }
 }
 

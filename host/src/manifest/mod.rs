@@ -3,6 +3,7 @@
 //! (`docs/declarations.md` §2a), plus config files' `mcp_servers`
 //! (`docs/mcp-client.md` §1).
 
+pub mod agents;
 pub mod depth;
 pub mod files;
 pub mod load;
@@ -15,8 +16,8 @@ pub mod server;
 
 pub use files::{PluginFileError, read_plugin_file};
 pub use load::{
-    load_config, load_config_with, load_plugin_json, load_plugin_json_with, load_plugin_yaml,
-    load_plugin_yaml_with, manifest_file,
+    load_config, load_config_in, load_config_with, load_plugin_json, load_plugin_json_with,
+    load_plugin_yaml, load_plugin_yaml_with, manifest_file,
 };
 pub use plugins::{PluginSettings, PluginsConfig, plugins_from_value};
 pub use sampling::{SamplingLogLevel, SamplingPolicy};

@@ -1119,7 +1119,7 @@ fn string_map(
             continue;
         };
         let mut refused: Option<String> = None;
-        let text = expand(&dir(&text), |var| {
+        let text = expand(&dir(&text), |var, has_default| {
             if !ctx.may_read_env(plugin, var) {
                 // `${PLUGIN_DIR}` is not a host variable (headers keep it
                 // as written); anything else is the user's environment.
@@ -1129,7 +1129,7 @@ fn string_map(
                 return None;
             }
             let v = ctx.env.get(var).cloned();
-            if v.is_none() {
+            if v.is_none() && !has_default {
                 warnings.push(format!(
                     "{label}: {p} uses ${{{var}}}, which is not set; it is left as written"
                 ));
@@ -1186,9 +1186,8 @@ fn interpolated_secrets(m: &Mapping, ctx: &ManifestContext, transport: &Transpor
         while let Some(start) = rest.find("${") {
             let after = &rest[start + 2..];
             let Some(end) = after.find('}') else { break };
-            let body = after[..end].trim();
-            let var = body.strip_prefix("env:").unwrap_or(body).trim();
-            if let Some(val) = ctx.env.get(var) {
+            let (var, _) = super::agents::vars::split_default(&after[..end]);
+            if let Some(val) = ctx.env.get(var).filter(|v| !v.is_empty()) {
                 used.push(val.clone());
             }
             rest = &after[end + 1..];
@@ -1201,21 +1200,23 @@ fn interpolated_secrets(m: &Mapping, ctx: &ManifestContext, transport: &Transpor
     out
 }
 
-/// Replaces `${VAR}` and `${env:VAR}` with values from `env` (`docs/mcp-client.md` §1).
+/// Replaces `${VAR}`, `${env:VAR}` and `${VAR:-default}` with values from
+/// `env` (`docs/mcp-client.md` §1).
 /// An unset variable is left as written and reported through `unset`.
 pub fn interpolate(s: &str, env: &BTreeMap<String, String>, mut unset: impl FnMut(&str)) -> String {
-    expand(s, |var| {
+    expand(s, |var, has_default| {
         let v = env.get(var).cloned();
-        if v.is_none() {
+        if v.is_none() && !has_default {
             unset(var);
         }
         v
     })
 }
 
-/// Replaces each `${VAR}` / `${env:VAR}` with `value(VAR)`; `None` leaves
-/// it as written.
-fn expand(s: &str, mut value: impl FnMut(&str) -> Option<String>) -> String {
+/// Replaces each `${VAR}` / `${env:VAR}` with `value(VAR, has_default)`;
+/// `None` leaves it as written, or gives the default of `${VAR:-default}`
+/// (also used when the value is empty, as in the shell).
+fn expand(s: &str, mut value: impl FnMut(&str, bool) -> Option<String>) -> String {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
     while let Some(start) = rest.find("${") {
@@ -1223,11 +1224,13 @@ fn expand(s: &str, mut value: impl FnMut(&str) -> Option<String>) -> String {
         let after = &rest[start + 2..];
         match after.find('}') {
             Some(end) if end > 0 => {
-                let body = after[..end].trim();
-                let var = body.strip_prefix("env:").unwrap_or(body).trim();
-                match value(var) {
-                    Some(val) => out.push_str(&val),
-                    None => out.push_str(&rest[start..start + 2 + end + 1]),
+                let (var, default) = super::agents::vars::split_default(&after[..end]);
+                // `${VAR:-default}`: the default when VAR is unset or empty.
+                match (value(var, default.is_some()), default) {
+                    (Some(val), Some(d)) if val.is_empty() => out.push_str(d),
+                    (Some(val), _) => out.push_str(&val),
+                    (None, Some(d)) => out.push_str(d),
+                    (None, None) => out.push_str(&rest[start..start + 2 + end + 1]),
                 }
                 rest = &after[end + 1..];
             }

@@ -154,6 +154,9 @@ pub struct ClientOptions {
     /// app-endpoint transport reads (`docs/declarations.md` §7); `None` =
     /// this machine ([`crate::platform::RealPlatform`]).
     pub platform: Option<Arc<dyn crate::platform::Platform>>,
+    /// The longest registered tool name (`serve --name-budget`,
+    /// [`naming::agent_name_budget`]); `None` = [`naming::MAX_TOOL_NAME`].
+    pub name_budget: Option<usize>,
 }
 
 impl fmt::Debug for ClientOptions {
@@ -435,6 +438,8 @@ struct State {
     /// next reader ([`Inner::read`]) rebuilds. A discovery pass of many
     /// servers then re-mints once, not once per connected server.
     dirty: bool,
+    /// [`ClientOptions::name_budget`].
+    name_budget: Option<usize>,
 }
 
 impl State {
@@ -477,7 +482,11 @@ impl State {
                 }
             }
         }
-        let (minted, collisions) = naming::mint_all_reserving(pairs.iter().copied(), &reserved);
+        let (minted, collisions) = naming::mint_all_reserving_within(
+            pairs.iter().copied(),
+            &reserved,
+            self.name_budget.unwrap_or(naming::MAX_TOOL_NAME),
+        );
         let mut old: HashMap<(String, String), ToolInfo> = std::mem::take(&mut self.tools)
             .into_iter()
             .map(|t| ((t.server.clone(), t.original_name.clone()), t))
@@ -1307,7 +1316,10 @@ impl McpClient {
     pub fn with_options(options: ClientOptions) -> Self {
         McpClient {
             inner: Arc::new(Inner {
-                state: Mutex::new(State::default()),
+                state: Mutex::new(State {
+                    name_budget: options.name_budget,
+                    ..State::default()
+                }),
                 next_generation: AtomicU64::new(1),
                 options,
                 sampling: Mutex::new(HashMap::new()),

@@ -46,21 +46,70 @@ fn plain_name(server: &str, tool: &str) -> String {
 /// first 8 hex digits of SHA-256(`<server>/<tool>`). At most 64 characters;
 /// unique per (server, tool).
 pub fn hashed_name(server: &str, tool: &str) -> String {
+    hashed_name_within(server, tool, MAX_TOOL_NAME)
+}
+
+/// [`hashed_name`] for names of at most `max` characters (a name budget,
+/// [`agent_name_budget`]): the first `max - 9` characters of the plain
+/// name, `_`, 8 hex digits.
+pub fn hashed_name_within(server: &str, tool: &str, max: usize) -> String {
     let plain = plain_name(server, tool);
+    let keep = max.clamp(MIN_NAME_BUDGET, MAX_TOOL_NAME) - 9;
     // The plain name is ASCII after sanitizing, so bytes == characters.
-    let prefix = &plain[..plain.len().min(HASHED_PREFIX)];
+    let prefix = &plain[..plain.len().min(keep)];
     format!("{prefix}_{}", short_hash(server, tool))
 }
 
 /// The name a tool gets without collisions: the plain name, or the hashed
 /// form when the plain name is longer than [`MAX_TOOL_NAME`].
 pub fn tool_name(server: &str, tool: &str) -> String {
+    tool_name_within(server, tool, MAX_TOOL_NAME)
+}
+
+/// [`tool_name`] within a name budget of `max` characters.
+pub fn tool_name_within(server: &str, tool: &str, max: usize) -> String {
     let plain = plain_name(server, tool);
-    if plain.len() > MAX_TOOL_NAME {
-        hashed_name(server, tool)
+    if plain.len() > max.clamp(MIN_NAME_BUDGET, MAX_TOOL_NAME) {
+        hashed_name_within(server, tool, max)
     } else {
         plain
     }
+}
+
+/// The smallest name budget: room for `mcp_` and a few characters before
+/// the hashed form's `_` + 8 hex digits.
+pub const MIN_NAME_BUDGET: usize = 24;
+
+/// The agents `serve --name-budget` knows (`docs/mcp-client.md` §2.3).
+pub const BUDGET_AGENTS: [&str; 8] = [
+    "claude-code",
+    "claude-desktop",
+    "cursor",
+    "windsurf",
+    "vscode",
+    "codex",
+    "goose",
+    "hermes",
+];
+
+/// The longest tool name `wasmgate serve`, added to `agent` under the
+/// server name `server`, may offer so that the name the agent shows its
+/// model stays within the agent's limit after the agent's own prefix:
+/// Claude Code and Codex show `mcp__<server>__<tool>` and cap it at 64;
+/// Cursor and Windsurf cap `<server>` + `<tool>` at 60; Goose shows
+/// `<server>__<tool>`; VS Code and Hermes `mcp_<server>_<tool>`; Claude
+/// Desktop sends `<tool>` under the API's 64. `None` for another agent.
+pub fn agent_name_budget(agent: &str, server: &str) -> Option<usize> {
+    let s = server.chars().count();
+    let budget = match agent {
+        "claude-code" | "codex" => 64usize.saturating_sub(s + 7),
+        "cursor" | "windsurf" => 60usize.saturating_sub(s),
+        "goose" => 64usize.saturating_sub(s + 2),
+        "vscode" | "hermes" => 64usize.saturating_sub(s + 5),
+        "claude-desktop" => 64,
+        _ => return None,
+    };
+    Some(budget.clamp(MIN_NAME_BUDGET, MAX_TOOL_NAME))
 }
 
 /// Whether `name` can be a registered tool name of `server`: every name its
@@ -136,6 +185,18 @@ pub fn mint_all_reserving<'a>(
     pairs: impl IntoIterator<Item = (&'a str, &'a str, bool)>,
     reserved: &[String],
 ) -> (Vec<Minted>, Vec<Collision>) {
+    mint_all_reserving_within(pairs, reserved, MAX_TOOL_NAME)
+}
+
+/// [`mint_all_reserving`] with every name at most `max` characters (the
+/// same hashed form and collision rule, [`tool_name_within`]).
+pub fn mint_all_reserving_within<'a>(
+    pairs: impl IntoIterator<Item = (&'a str, &'a str, bool)>,
+    reserved: &[String],
+    max: usize,
+) -> (Vec<Minted>, Vec<Collision>) {
+    let tool_name = |s: &str, t: &str| tool_name_within(s, t, max);
+    let hashed_name = |s: &str, t: &str| hashed_name_within(s, t, max);
     let mut taken: std::collections::BTreeMap<String, String> = Default::default();
     let mut seen: BTreeSet<(String, String)> = BTreeSet::new();
     let mut out = Vec::new();
@@ -316,5 +377,51 @@ mod tests {
         assert_eq!(names[0].name, "mcp_s_read_file");
         assert_eq!(names[1].name, hashed_name("s", "read_file"));
         assert_eq!(coll.len(), 1);
+    }
+
+    #[test]
+    fn a_name_budget_keeps_every_name_within_the_agents_limit() {
+        // Claude Code: mcp__wasmgate__<tool> at most 64 characters.
+        let budget = agent_name_budget("claude-code", "wasmgate").unwrap();
+        assert_eq!(budget, 64 - "mcp__wasmgate__".len());
+        let long = "a_rather_long_tool_name_that_goes_on_and_on";
+        let pairs = [
+            ("github", "create_issue"),
+            ("github", long),
+            // Sanitises to the same plain name: the collision rule.
+            ("git.hub", "create_issue"),
+        ];
+        let (names, coll) =
+            mint_all_reserving_within(pairs.iter().map(|(s, t)| (*s, *t, false)), &[], budget);
+        for n in &names {
+            assert!(n.name.len() <= budget, "{}", n.name);
+            assert!(format!("mcp__wasmgate__{}", n.name).len() <= 64);
+        }
+        assert_eq!(names[0].name, "mcp_github_create_issue");
+        // Deterministic hashed form: the plain name cut to budget - 9, `_`, 8 hex.
+        assert_eq!(names[1].name, hashed_name_within("github", long, budget));
+        assert_eq!(names[1].name.len(), budget);
+        assert!(
+            names[1]
+                .name
+                .starts_with(&plain_name("github", long)[..budget - 9])
+        );
+        assert_eq!(
+            names[2].name,
+            hashed_name_within("git.hub", "create_issue", budget)
+        );
+        assert_eq!(coll.len(), 1);
+        assert_eq!(coll[0].kept_by, "github");
+        // Without a budget the 64-character rule is unchanged.
+        assert_eq!(
+            tool_name_within("github", long, MAX_TOOL_NAME),
+            tool_name("github", long)
+        );
+        assert_eq!(agent_name_budget("notepad", "wasmgate"), None);
+        // A budget never goes below the minimum.
+        assert_eq!(
+            agent_name_budget("cursor", &"x".repeat(100)),
+            Some(MIN_NAME_BUDGET)
+        );
     }
 }

@@ -1,0 +1,513 @@
+//! `wasmgate import FILE [--write]` and `wasmgate setup AGENT [--dry-run]
+//! [--undo]` (`docs/mcp-client.md` §1.4, §1.5): another agent's MCP
+//! config read as wasmgate's, and one `wasmgate serve` entry added to (or
+//! removed from) an agent's own config file, with a backup and a diff.
+
+use crate::manifest::agents::edit::{self, Syntax};
+use crate::manifest::agents::{Places, decode_config};
+use crate::manifest::{ManifestContext, ManifestError, servers_from_value};
+use std::path::{Path, PathBuf};
+use yaml_serde::{Mapping, Value};
+
+/// The name of the entry `setup` writes.
+pub const ENTRY_NAME: &str = "wasmgate";
+
+/// `wasmgate import`.
+#[derive(Debug, clap::Args)]
+pub struct ImportArgs {
+    /// Another agent's config: `claude_desktop_config.json`, `.mcp.json`,
+    /// `~/.claude.json`, Cursor's or Windsurf's `mcp.json`, VS Code's
+    /// `mcp.json`, Codex's `config.toml`, Goose's `config.yaml`.
+    pub file: PathBuf,
+    /// Merge the servers into your wasmgate config (`--config`, else the
+    /// default `<user config dir>/wasmgate/config.yaml`), keeping a backup.
+    #[arg(long)]
+    pub write: bool,
+}
+
+/// The agents `setup` knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Agent {
+    /// Claude Code: `~/.claude.json` (`$CLAUDE_CONFIG_DIR/.claude.json`), `mcpServers`.
+    ClaudeCode,
+    /// Claude Desktop: `claude_desktop_config.json`, `mcpServers`.
+    ClaudeDesktop,
+    /// Cursor: `~/.cursor/mcp.json`, `mcpServers`.
+    Cursor,
+    /// Windsurf: `~/.codeium/windsurf/mcp_config.json`, `mcpServers`.
+    Windsurf,
+    /// VS Code: the user's `Code/User/mcp.json`, `servers`.
+    Vscode,
+    /// Codex: `$CODEX_HOME/config.toml` (`~/.codex/config.toml`), `[mcp_servers.wasmgate]`.
+    Codex,
+    /// Goose: `<config dir>/goose/config.yaml`, `extensions.wasmgate`.
+    Goose,
+    /// Hermes: `$HERMES_HOME/config.yaml` (`~/.hermes/config.yaml`), `mcp_servers`.
+    Hermes,
+}
+
+/// `wasmgate setup`.
+#[derive(Debug, clap::Args)]
+pub struct SetupArgs {
+    /// The agent whose user config gets the `wasmgate serve` entry.
+    #[arg(value_enum)]
+    pub agent: Agent,
+    /// Print the diff; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Remove the entry `setup` added (only when it is wasmgate's).
+    #[arg(long)]
+    pub undo: bool,
+    /// The agent's config file (default: its user-scope file).
+    #[arg(long, value_name = "FILE")]
+    pub file: Option<PathBuf>,
+}
+
+fn home() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .or_else(|| std::env::var_os("USERPROFILE"))
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+}
+
+fn env_dir(var: &str) -> Option<PathBuf> {
+    std::env::var_os(var)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+}
+
+/// Where an editor keeps its per-user settings (`Code/User`, `Claude`):
+/// `%APPDATA%` on Windows, `~/Library/Application Support` on macOS,
+/// `$XDG_CONFIG_HOME` (else `~/.config`) elsewhere.
+fn app_dir(name: &str) -> Option<PathBuf> {
+    let base = if cfg!(windows) {
+        env_dir("APPDATA")?
+    } else if cfg!(target_os = "macos") {
+        home()?.join("Library").join("Application Support")
+    } else {
+        env_dir("XDG_CONFIG_HOME").unwrap_or(home()?.join(".config"))
+    };
+    Some(base.join(name))
+}
+
+impl Agent {
+    /// The user-scope config file, its syntax, and the path of the servers
+    /// object in it.
+    fn target(self) -> Option<(PathBuf, Syntax, &'static [&'static str])> {
+        Some(match self {
+            Agent::ClaudeCode => (
+                env_dir("CLAUDE_CONFIG_DIR")
+                    .unwrap_or(home()?)
+                    .join(".claude.json"),
+                Syntax::Json,
+                &["mcpServers"],
+            ),
+            Agent::ClaudeDesktop => (
+                app_dir("Claude")?.join("claude_desktop_config.json"),
+                Syntax::Json,
+                &["mcpServers"],
+            ),
+            Agent::Cursor => (
+                home()?.join(".cursor").join("mcp.json"),
+                Syntax::Json,
+                &["mcpServers"],
+            ),
+            Agent::Windsurf => (
+                home()?
+                    .join(".codeium")
+                    .join("windsurf")
+                    .join("mcp_config.json"),
+                Syntax::Json,
+                &["mcpServers"],
+            ),
+            Agent::Vscode => (
+                app_dir("Code")?.join("User").join("mcp.json"),
+                Syntax::Json,
+                &["servers"],
+            ),
+            Agent::Codex => (
+                env_dir("CODEX_HOME")
+                    .unwrap_or(home()?.join(".codex"))
+                    .join("config.toml"),
+                Syntax::Toml,
+                &["mcp_servers"],
+            ),
+            Agent::Goose => (
+                if cfg!(windows) {
+                    env_dir("APPDATA")?
+                        .join("Block")
+                        .join("goose")
+                        .join("config")
+                } else {
+                    env_dir("XDG_CONFIG_HOME")
+                        .unwrap_or(home()?.join(".config"))
+                        .join("goose")
+                }
+                .join("config.yaml"),
+                Syntax::Yaml,
+                &["extensions"],
+            ),
+            Agent::Hermes => (
+                env_dir("HERMES_HOME")
+                    .unwrap_or(home()?.join(".hermes"))
+                    .join("config.yaml"),
+                Syntax::Yaml,
+                &["mcp_servers"],
+            ),
+        })
+    }
+
+    /// The entry that runs `command args…` in this agent's schema.
+    fn entry(self, command: &str, args: &[String]) -> Value {
+        let s = |t: &str| Value::String(t.to_string());
+        let args = Value::Sequence(args.iter().map(|a| s(a)).collect());
+        let mut m = Mapping::new();
+        match self {
+            Agent::Goose => {
+                m.insert(s("name"), s(ENTRY_NAME));
+                m.insert(s("type"), s("stdio"));
+                m.insert(s("cmd"), s(command));
+                m.insert(s("args"), args);
+                m.insert(s("enabled"), Value::Bool(true));
+                m.insert(s("timeout"), Value::Number(300.into()));
+                m.insert(
+                    s("description"),
+                    s("wasmgate: the gated tools of this machine's plugins"),
+                );
+            }
+            Agent::ClaudeCode | Agent::Vscode => {
+                m.insert(s("type"), s("stdio"));
+                m.insert(s("command"), s(command));
+                m.insert(s("args"), args);
+            }
+            _ => {
+                m.insert(s("command"), s(command));
+                m.insert(s("args"), args);
+            }
+        }
+        Value::Mapping(m)
+    }
+}
+
+/// Whether an entry was written by `setup`: its program is a `wasmgate`
+/// executable and its first argument `serve`.
+fn is_ours(v: &Value) -> bool {
+    let cmd = v
+        .get("command")
+        .or_else(|| v.get("cmd"))
+        .and_then(Value::as_str)
+        .map(Path::new)
+        .and_then(Path::file_stem)
+        .and_then(|s| s.to_str());
+    let first = v.get("args").and_then(|a| a.get(0)).and_then(Value::as_str);
+    cmd == Some("wasmgate") && first == Some("serve")
+}
+
+/// The `wasmgate serve` arguments `setup` writes: the `--plugins` and
+/// `--config` the user gave (made absolute), and the agent's name budget
+/// (`serve --name-budget`).
+fn serve_args(agent: Agent, plugins: &[PathBuf], config: Option<&Path>) -> Vec<String> {
+    let abs = |p: &Path| {
+        std::path::absolute(p)
+            .unwrap_or_else(|_| p.to_path_buf())
+            .to_string_lossy()
+            .into_owned()
+    };
+    let mut a = vec!["serve".to_string()];
+    if let Some(v) = clap::ValueEnum::to_possible_value(&agent) {
+        a.push("--name-budget".into());
+        a.push(v.get_name().to_string());
+    }
+    for p in plugins {
+        a.push("--plugins".into());
+        a.push(abs(p));
+    }
+    if let Some(c) = config {
+        a.push("--config".into());
+        a.push(abs(c));
+    }
+    a
+}
+
+/// Reads a file to edit (absent: empty), bounded like a config file.
+fn read_text(path: &Path) -> Result<Option<String>, String> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("cannot be read: {e}")),
+        Ok(m) if !m.is_file() => {
+            return Err("is not a regular file (a link or a folder is not edited)".into());
+        }
+        Ok(m) if m.len() > crate::manifest::load::MAX_MANIFEST_BYTES => {
+            return Err(format!(
+                "is larger than {} bytes",
+                crate::manifest::load::MAX_MANIFEST_BYTES
+            ));
+        }
+        Ok(_) => {}
+    }
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot be read: {e}"))?;
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| "is not UTF-8 text".into())
+}
+
+/// The unified diff of an edit, with the file's name in its header.
+fn diff(path: &Path, old: &str, new: &str) -> String {
+    let name = path.display().to_string();
+    similar::TextDiff::from_lines(old, new)
+        .unified_diff()
+        .context_radius(3)
+        .header(&name, &name)
+        .to_string()
+}
+
+/// Writes `new` in place of `path` (a backup of the old text beside it
+/// first; the new text through a temporary file renamed over it, with the
+/// old file's permissions). Returns the backup's path.
+fn write_with_backup(path: &Path, old: Option<&str>, new: &str) -> Result<Option<PathBuf>, String> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)
+        .map_err(|e| format!("{}: cannot be created: {e}", dir.display()))?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let backup = match old {
+        Some(old) => {
+            let secs = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            let b = dir.join(format!("{name}.wasmgate-backup-{secs}"));
+            std::fs::write(&b, old)
+                .map_err(|e| format!("{}: cannot be written: {e}", b.display()))?;
+            if let Ok(meta) = std::fs::metadata(path) {
+                let _ = std::fs::set_permissions(&b, meta.permissions());
+            }
+            Some(b)
+        }
+        None => None,
+    };
+    let tmp = dir.join(format!(".{name}.wasmgate-tmp-{}", std::process::id()));
+    std::fs::write(&tmp, new).map_err(|e| format!("{}: cannot be written: {e}", tmp.display()))?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        let _ = std::fs::set_permissions(&tmp, meta.permissions());
+    }
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("{}: cannot be replaced: {e}", path.display())
+    })?;
+    Ok(backup)
+}
+
+/// Runs `wasmgate setup`; returns the exit code (0 done or nothing to do,
+/// 1 failed).
+pub fn run_setup(args: &SetupArgs, plugins: &[PathBuf], config: Option<&Path>) -> u8 {
+    let Some((default_file, syntax, servers)) = args.agent.target() else {
+        eprintln!("wasmgate setup: no home folder (HOME is not set)");
+        return 1;
+    };
+    let file = args.file.clone().unwrap_or(default_file);
+    let fail = |m: String| {
+        eprintln!(
+            "wasmgate setup: {}: {}",
+            file.display(),
+            crate::terminal::line(&m)
+        );
+        1
+    };
+    let old = match read_text(&file) {
+        Ok(t) => t,
+        Err(m) => return fail(m),
+    };
+    let text = old.clone().unwrap_or_default();
+    let current = match edit::decode(&text, syntax) {
+        Ok(v) => v,
+        Err(m) => return fail(m),
+    };
+    let existing = edit::get(&current, servers, ENTRY_NAME);
+    if existing.is_some_and(|e| !is_ours(e)) {
+        return fail(format!(
+            "already has an entry named {ENTRY_NAME} that does not run `wasmgate serve`; it is left as it is"
+        ));
+    }
+    let new = if args.undo {
+        if existing.is_none() {
+            println!(
+                "{}: has no {ENTRY_NAME} entry; nothing to undo",
+                file.display()
+            );
+            return 0;
+        }
+        edit::remove_entry(&text, syntax, servers, ENTRY_NAME)
+    } else {
+        let exe = match std::env::current_exe().and_then(std::fs::canonicalize) {
+            Ok(p) => p.to_string_lossy().into_owned(),
+            Err(e) => return fail(format!("cannot find the wasmgate executable: {e}")),
+        };
+        let entry = args
+            .agent
+            .entry(&exe, &serve_args(args.agent, plugins, config));
+        if existing == Some(&entry) {
+            println!("{}: already set up; nothing changed", file.display());
+            return 0;
+        }
+        edit::set_entry(&text, syntax, servers, ENTRY_NAME, &entry)
+    };
+    let new = match new {
+        Ok(t) => t,
+        Err(m) => return fail(m),
+    };
+    print!("{}", crate::terminal::text(&diff(&file, &text, &new)));
+    if args.dry_run {
+        println!("(dry run: {} not written)", file.display());
+        return 0;
+    }
+    match write_with_backup(&file, old.as_deref(), &new) {
+        Ok(Some(b)) => println!("wrote {} (backup: {})", file.display(), b.display()),
+        Ok(None) => println!("wrote {}", file.display()),
+        Err(m) => {
+            eprintln!("wasmgate setup: {m}");
+            return 1;
+        }
+    }
+    0
+}
+
+/// Runs `wasmgate import`: prints the servers of `args.file` as a
+/// wasmgate `mcp_servers:` config (only the valid ones; every problem on
+/// stderr); with `--write`, merges them into `target`. Exit 1 when any
+/// server was refused or the write failed.
+pub fn run_import(args: &ImportArgs, target: Option<PathBuf>, json: bool) -> u8 {
+    let path = &args.file;
+    let ctx = ManifestContext::new(
+        path.display().to_string(),
+        crate::manifest::schema::plugin_dir_of(path),
+    );
+    let text = match read_text(path) {
+        Ok(Some(t)) => t,
+        Ok(None) => {
+            eprintln!("wasmgate import: {}: no such file", path.display());
+            return 1;
+        }
+        Err(m) => {
+            eprintln!("wasmgate import: {}: {m}", path.display());
+            return 1;
+        }
+    };
+    let decoded = match decode_config(path, &text, &ctx, &Places::of_file(path)) {
+        Ok(d) => d,
+        Err(m) => {
+            eprintln!(
+                "wasmgate import: {}: {}",
+                path.display(),
+                crate::terminal::line(&m)
+            );
+            return 1;
+        }
+    };
+    let servers = decoded
+        .value
+        .get("mcp_servers")
+        .cloned()
+        .unwrap_or(Value::Null);
+    let checked = servers_from_value(Some(&servers), &ctx, None);
+    let mut problems: Vec<ManifestError> = decoded.errors;
+    problems.extend(checked.errors);
+    let mut out = Mapping::new();
+    for s in &checked.servers {
+        if let Some(e) = servers.get(s.name.as_str()) {
+            out.insert(Value::String(s.name.clone()), e.clone());
+        }
+    }
+    let warnings: Vec<String> = decoded
+        .warnings
+        .into_iter()
+        .chain(checked.warnings)
+        .collect();
+    if json {
+        let v = serde_json::json!({
+            "format": decoded.format.label(),
+            "mcp_servers": serde_json::to_value(&out).unwrap_or_default(),
+            "problems": problems.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            "warnings": warnings,
+        });
+        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+    } else {
+        let mut top = Mapping::new();
+        top.insert("mcp_servers".into(), Value::Mapping(out.clone()));
+        println!(
+            "# wasmgate config from {} ({})",
+            path.display(),
+            decoded.format.label()
+        );
+        print!(
+            "{}",
+            crate::terminal::text(&yaml_serde::to_string(&Value::Mapping(top)).unwrap_or_default())
+        );
+    }
+    for p in &problems {
+        eprintln!("wasmgate import: {}", crate::terminal::line(&p.to_string()));
+    }
+    for w in &warnings {
+        eprintln!("wasmgate import: warning: {}", crate::terminal::line(w));
+    }
+    let mut code = u8::from(!problems.is_empty());
+    if args.write {
+        let Some(target) = target else {
+            eprintln!(
+                "wasmgate import: no config file to write to (no --config and no user config dir)"
+            );
+            return 1;
+        };
+        if let Err(m) = merge_into(&target, &out) {
+            eprintln!(
+                "wasmgate import: {}: {}",
+                target.display(),
+                crate::terminal::line(&m)
+            );
+            code = 1;
+        }
+    }
+    code
+}
+
+/// Adds `servers` to the `mcp_servers` of the YAML config at `target`
+/// (text edits: its comments stay); a name already there with another
+/// entry is refused, the same entry skipped.
+fn merge_into(target: &Path, servers: &Mapping) -> Result<(), String> {
+    let old = read_text(target)?;
+    let mut text = old.clone().unwrap_or_default();
+    let current = edit::decode(&text, Syntax::Yaml)?;
+    let mut clash = Vec::new();
+    for (k, entry) in servers {
+        let name = crate::declaration::value::key_text(k);
+        match edit::get(&current, &["mcp_servers"], &name) {
+            Some(e) if e == entry => continue,
+            Some(_) => clash.push(name),
+            None => text = edit::set_entry(&text, Syntax::Yaml, &["mcp_servers"], &name, entry)?,
+        }
+    }
+    if !clash.is_empty() {
+        return Err(format!(
+            "already has servers named {} with other entries; nothing was written (rename or remove them first)",
+            clash.join(", ")
+        ));
+    }
+    let before = old.clone().unwrap_or_default();
+    if text == before {
+        println!(
+            "{}: already has these servers; nothing changed",
+            target.display()
+        );
+        return Ok(());
+    }
+    print!("{}", crate::terminal::text(&diff(target, &before, &text)));
+    match write_with_backup(target, old.as_deref(), &text)? {
+        Some(b) => println!("wrote {} (backup: {})", target.display(), b.display()),
+        None => println!("wrote {}", target.display()),
+    }
+    Ok(())
+}

@@ -1,0 +1,217 @@
+//! Codex's `config.toml` (`~/.codex/config.toml`, `docs/mcp-client.md`
+//! §1.4): each `[mcp_servers.<id>]` table, parsed by the `toml` crate.
+//!
+//! | Codex | wasmgate |
+//! |---|---|
+//! | `command`, `args`, `env` | the same |
+//! | `env_vars` (names) | `env_passthrough` |
+//! | `url` | `url` |
+//! | `bearer_token_env_var = "T"` | `headers.Authorization: "Bearer ${T}"` |
+//! | `http_headers` | `headers` |
+//! | `env_http_headers = {H = "V"}` | `headers.H: "${V}"` |
+//! | `enabled` | `enabled` |
+//! | `startup_timeout_sec` / `startup_timeout_ms` | `connect_timeout` |
+//! | `tool_timeout_sec` | `timeout` |
+//! | `enabled_tools` / `disabled_tools` | `tools.include` / `tools.exclude` |
+//!
+//! `cwd` is refused by name (wasmgate has no per-server working folder).
+//! Other top-level tables of the file belong to Codex and are ignored.
+
+use super::{Builder, Decoded, Fail, Format, copy, entries, entry_mapping, refuse_keys};
+use crate::declaration::value::describe;
+use crate::manifest::schema::ManifestContext;
+use yaml_serde::{Mapping, Value};
+
+const KNOWN: [&str; 15] = [
+    "command",
+    "args",
+    "env",
+    "env_vars",
+    "url",
+    "bearer_token_env_var",
+    "http_headers",
+    "env_http_headers",
+    "enabled",
+    "startup_timeout_sec",
+    "startup_timeout_ms",
+    "tool_timeout_sec",
+    "enabled_tools",
+    "disabled_tools",
+    "type",
+];
+
+const UNSUPPORTED: [(&str, &str); 1] = [(
+    "cwd",
+    "wasmgate starts a server in its own working folder; give absolute paths in command and args",
+)];
+
+/// Whether `text` is TOML with a `mcp_servers` table (a Codex config under
+/// a name other than `*.toml`).
+pub fn looks_like_toml(text: &str) -> bool {
+    toml::from_str::<toml::Table>(text).is_ok_and(|t| t.contains_key("mcp_servers"))
+}
+
+/// Decodes a Codex `config.toml`; `Err` is the message after the file name.
+pub fn decode(text: &str, ctx: &ManifestContext) -> Result<Decoded, String> {
+    let table: toml::Table =
+        toml::from_str(text).map_err(|e| format!("is not valid TOML: {}", e.to_string().trim()))?;
+    let mut b = Builder::default();
+    match table.get("mcp_servers") {
+        None => {}
+        Some(toml::Value::Table(servers)) => {
+            let servers = match to_yaml(&toml::Value::Table(servers.clone())) {
+                Value::Mapping(m) => m,
+                _ => Mapping::new(),
+            };
+            for (name, entry) in entries(&servers) {
+                let res = entry_mapping(entry).and_then(convert);
+                b.add(ctx, &name, res);
+            }
+        }
+        Some(other) => {
+            return Err(format!(
+                "mcp_servers must be a table of [mcp_servers.<id>] (got a {})",
+                other.type_str()
+            ));
+        }
+    }
+    Ok(b.finish(Format::Codex))
+}
+
+/// A TOML value as the universal value type (a date-time becomes its text).
+pub fn to_yaml(v: &toml::Value) -> Value {
+    match v {
+        toml::Value::String(s) => Value::String(s.clone()),
+        toml::Value::Integer(i) => Value::Number((*i).into()),
+        toml::Value::Float(f) => Value::Number((*f).into()),
+        toml::Value::Boolean(b) => Value::Bool(*b),
+        toml::Value::Datetime(d) => Value::String(d.to_string()),
+        toml::Value::Array(a) => Value::Sequence(a.iter().map(to_yaml).collect()),
+        toml::Value::Table(t) => Value::Mapping(
+            t.iter()
+                .map(|(k, v)| (Value::String(k.clone()), to_yaml(v)))
+                .collect(),
+        ),
+    }
+}
+
+/// One `[mcp_servers.<id>]` in wasmgate's schema.
+fn convert(m: &Mapping) -> Result<Mapping, Vec<Fail>> {
+    let mut fails: Vec<Fail> = Vec::new();
+    refuse_keys(m, Format::Codex, &KNOWN, &UNSUPPORTED, &mut fails);
+    let mut out = Mapping::new();
+    // Codex infers the transport; a `type` some writers add is checked.
+    super::mcpjson::check_type(m.get("type"), m.contains_key("url"), &mut fails);
+    for k in ["command", "args", "env", "url", "enabled"] {
+        copy(m, k, &mut out, k);
+    }
+    copy(m, "env_vars", &mut out, "env_passthrough");
+    copy(m, "tool_timeout_sec", &mut out, "timeout");
+    match (m.get("startup_timeout_sec"), m.get("startup_timeout_ms")) {
+        (Some(_), Some(_)) => fails.push((
+            "startup_timeout_ms".into(),
+            "cannot be combined with startup_timeout_sec".into(),
+        )),
+        (Some(s), None) => {
+            out.insert("connect_timeout".into(), s.clone());
+        }
+        (None, Some(Value::Number(n))) if n.as_f64().is_some() => {
+            let secs = n.as_f64().unwrap_or(0.0) / 1000.0;
+            out.insert("connect_timeout".into(), Value::Number(secs.into()));
+        }
+        (None, Some(o)) => fails.push((
+            "startup_timeout_ms".into(),
+            format!("must be a number of milliseconds (got {})", describe(o)),
+        )),
+        (None, None) => {}
+    }
+    let mut headers = Mapping::new();
+    match m.get("http_headers") {
+        None => {}
+        Some(Value::Mapping(h)) => headers.extend(h.clone()),
+        Some(o) => fails.push((
+            "http_headers".into(),
+            format!("must be a table (got {})", describe(o)),
+        )),
+    }
+    match m.get("env_http_headers") {
+        None => {}
+        Some(Value::Mapping(h)) => {
+            for (k, v) in h {
+                let key = crate::declaration::value::key_text(k);
+                match v.as_str() {
+                    Some(var) if !var.is_empty() => {
+                        headers.insert(k.clone(), Value::String(format!("${{{var}}}")));
+                    }
+                    _ => fails.push((
+                        format!("env_http_headers.{key}"),
+                        format!("must be an environment variable name (got {})", describe(v)),
+                    )),
+                }
+            }
+        }
+        Some(o) => fails.push((
+            "env_http_headers".into(),
+            format!("must be a table (got {})", describe(o)),
+        )),
+    }
+    match m.get("bearer_token_env_var") {
+        None => {}
+        Some(Value::String(var)) if !var.is_empty() => {
+            if headers.keys().any(|k| {
+                k.as_str()
+                    .is_some_and(|k| k.eq_ignore_ascii_case("authorization"))
+            }) {
+                fails.push((
+                    "bearer_token_env_var".into(),
+                    "cannot be combined with an Authorization header".into(),
+                ));
+            }
+            headers.insert(
+                "Authorization".into(),
+                Value::String(format!("Bearer ${{{var}}}")),
+            );
+        }
+        Some(o) => fails.push((
+            "bearer_token_env_var".into(),
+            format!("must be an environment variable name (got {})", describe(o)),
+        )),
+    }
+    if !headers.is_empty() {
+        out.insert("headers".into(), Value::Mapping(headers));
+    }
+    let list = |k: &str, fails: &mut Vec<Fail>| -> Option<Vec<Value>> {
+        match m.get(k) {
+            None => None,
+            Some(Value::Sequence(s)) => Some(s.clone()),
+            Some(o) => {
+                fails.push((
+                    k.to_string(),
+                    format!("must be a list of tool names (got {})", describe(o)),
+                ));
+                None
+            }
+        }
+    };
+    let enabled = list("enabled_tools", &mut fails);
+    let disabled = list("disabled_tools", &mut fails);
+    if enabled.is_some() || disabled.is_some() {
+        let mut tools = Mapping::new();
+        // Codex applies disabled_tools after enabled_tools; wasmgate's
+        // include wins over exclude, so a tool in both is left out of include.
+        if let Some(en) = enabled {
+            let dis = disabled.clone().unwrap_or_default();
+            let inc: Vec<Value> = en.into_iter().filter(|t| !dis.contains(t)).collect();
+            tools.insert("include".into(), Value::Sequence(inc));
+        }
+        if let Some(dis) = disabled {
+            tools.insert("exclude".into(), Value::Sequence(dis));
+        }
+        out.insert("tools".into(), Value::Mapping(tools));
+    }
+    if fails.is_empty() {
+        Ok(out)
+    } else {
+        Err(fails)
+    }
+}

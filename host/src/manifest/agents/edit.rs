@@ -1,0 +1,506 @@
+//! Adding and removing one server entry in an agent's config file for
+//! `wasmgate setup` and `wasmgate import --write` (`docs/mcp-client.md`
+//! §1.5), keeping everything else as it is:
+//!
+//! * JSON: decoded with key order kept, the entry added at the end of its
+//!   object (or replaced where it stands), written back pretty-printed
+//!   with the file's own indent. Whitespace may change; keys, their order
+//!   and values do not.
+//! * TOML: edited with `toml_edit`, which keeps comments, order and
+//!   formatting.
+//! * YAML: a re-serialisation would drop comments, so the entry's lines
+//!   are inserted as text at the end of the block of its top-level key (or
+//!   the key appended at the end) and removed as text.
+//!
+//! Every edit is checked by decoding the result: it must equal the input
+//! with exactly that entry added (or removed); otherwise the edit is refused
+//! and nothing is written.
+
+use yaml_serde::{Mapping, Value};
+
+/// The syntax of an agent file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Syntax {
+    /// JSON (`.json`).
+    Json,
+    /// TOML (Codex).
+    Toml,
+    /// YAML (Goose, wasmgate, Hermes).
+    Yaml,
+}
+
+/// Decodes `text` of `syntax` (empty text is an empty mapping).
+///
+/// # Errors
+/// The decoder's message.
+pub fn decode(text: &str, syntax: Syntax) -> Result<Value, String> {
+    if text.trim().is_empty() {
+        return Ok(Value::Mapping(Mapping::new()));
+    }
+    let v = match syntax {
+        Syntax::Json => super::super::load::decode_json(text)?,
+        Syntax::Yaml => super::super::load::decode_yaml(text)?,
+        Syntax::Toml => super::codex::to_yaml(&toml::Value::Table(
+            toml::from_str::<toml::Table>(text).map_err(|e| format!("is not valid TOML: {e}"))?,
+        )),
+    };
+    match v {
+        Value::Null => Ok(Value::Mapping(Mapping::new())),
+        v @ Value::Mapping(_) => Ok(v),
+        _ => Err("is not a mapping at its top level".into()),
+    }
+}
+
+/// The entry `name` under the object at `path` (`["mcpServers"]`,
+/// `["mcp", "servers"]`) of a decoded file.
+pub fn get<'a>(v: &'a Value, path: &[&str], name: &str) -> Option<&'a Value> {
+    let mut cur = v;
+    for p in path {
+        cur = cur.get(*p)?;
+    }
+    cur.get(name)
+}
+
+fn without(v: &Value, path: &[&str], name: &str) -> Value {
+    let mut v = v.clone();
+    let mut cur = &mut v;
+    for p in path {
+        match cur.get_mut(*p) {
+            Some(next) => cur = next,
+            None => return v,
+        }
+    }
+    if let Value::Mapping(m) = cur {
+        m.shift_remove(name);
+    }
+    v
+}
+
+/// Empty containers on `path` that an edit may leave or create count as absent.
+fn normalise(v: &Value, path: &[&str]) -> Value {
+    let mut v = v.clone();
+    prune(&mut v, path);
+    v
+}
+
+fn prune(v: &mut Value, path: &[&str]) {
+    let Some((first, rest)) = path.split_first() else {
+        return;
+    };
+    if let Value::Mapping(m) = v
+        && let Some(child) = m.get_mut(*first)
+    {
+        prune(child, rest);
+        if matches!(child, Value::Null) || matches!(child, Value::Mapping(c) if c.is_empty()) {
+            m.shift_remove(*first);
+        }
+    }
+}
+
+/// `text` with `entry` set as `name` under `path` (added at the end, or
+/// replaced in place when `name` is there).
+///
+/// # Errors
+/// The file cannot be decoded, a container on `path` is no mapping, or the
+/// edited text does not decode to exactly the input plus the entry.
+pub fn set_entry(
+    text: &str,
+    syntax: Syntax,
+    path: &[&str],
+    name: &str,
+    entry: &Value,
+) -> Result<String, String> {
+    let before = decode(text, syntax)?;
+    let out = match syntax {
+        Syntax::Json => json_set(&before, text, path, name, entry)?,
+        Syntax::Toml => toml_set(text, path, name, entry)?,
+        Syntax::Yaml => {
+            let t = if get(&before, path, name).is_some() {
+                yaml_remove(text, path, name)?
+            } else {
+                text.to_string()
+            };
+            yaml_insert(&t, path, name, entry)?
+        }
+    };
+    let after = decode(&out, syntax)?;
+    if get(&after, path, name) != Some(entry)
+        || normalise(&without(&after, path, name), path)
+            != normalise(&without(&before, path, name), path)
+    {
+        return Err(
+            "the edit would change more than the one entry; nothing was written (edit the file by hand)"
+                .into(),
+        );
+    }
+    Ok(out)
+}
+
+/// `text` without the entry `name` under `path`.
+///
+/// # Errors
+/// As [`set_entry`]; also when there is no such entry.
+pub fn remove_entry(
+    text: &str,
+    syntax: Syntax,
+    path: &[&str],
+    name: &str,
+) -> Result<String, String> {
+    let before = decode(text, syntax)?;
+    if get(&before, path, name).is_none() {
+        return Err(format!("has no entry {name} under {}", path.join(".")));
+    }
+    let out = match syntax {
+        Syntax::Json => json_write(&without(&before, path, name), text)?,
+        Syntax::Toml => {
+            let mut doc: toml_edit::DocumentMut = text
+                .parse()
+                .map_err(|e| format!("is not valid TOML: {e}"))?;
+            let mut cur = doc.as_item_mut();
+            for p in path {
+                cur = cur
+                    .get_mut(*p)
+                    .ok_or_else(|| format!("has no {}", path.join(".")))?;
+            }
+            if let Some(t) = cur.as_table_like_mut() {
+                t.remove(name);
+            }
+            doc.to_string()
+        }
+        Syntax::Yaml => yaml_remove(text, path, name)?,
+    };
+    let after = decode(&out, syntax)?;
+    if normalise(&after, path) != normalise(&without(&before, path, name), path) {
+        return Err(
+            "the edit would change more than the one entry; nothing was written (edit the file by hand)"
+                .into(),
+        );
+    }
+    Ok(out)
+}
+
+fn json_set(
+    before: &Value,
+    text: &str,
+    path: &[&str],
+    name: &str,
+    entry: &Value,
+) -> Result<String, String> {
+    let mut v = before.clone();
+    let mut cur = &mut v;
+    for p in path {
+        let Value::Mapping(m) = cur else {
+            return Err(format!("{} is not an object", path.join(".")));
+        };
+        if !m.contains_key(*p) || m.get(*p).is_some_and(Value::is_null) {
+            m.insert(Value::String((*p).into()), Value::Mapping(Mapping::new()));
+        }
+        cur = m.get_mut(*p).expect("inserted above");
+    }
+    let Value::Mapping(m) = cur else {
+        return Err(format!("{} is not an object", path.join(".")));
+    };
+    match m.get_mut(name) {
+        Some(old) => *old = entry.clone(),
+        None => {
+            m.insert(Value::String(name.into()), entry.clone());
+        }
+    }
+    json_write(&v, text)
+}
+
+/// Pretty JSON with the indent of `original` (its first indented line;
+/// two spaces when it has none).
+fn json_write(v: &Value, original: &str) -> Result<String, String> {
+    use serde::Serialize;
+    let indent: String = original
+        .lines()
+        .skip(1)
+        .find_map(|l| {
+            let ws: String = l.chars().take_while(|c| *c == ' ' || *c == '\t').collect();
+            (!ws.is_empty()).then_some(ws)
+        })
+        .unwrap_or_else(|| "  ".into());
+    let mut out = Vec::new();
+    let fmt = serde_json::ser::PrettyFormatter::with_indent(indent.as_bytes());
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, fmt);
+    v.serialize(&mut ser).map_err(|e| e.to_string())?;
+    let mut s = String::from_utf8(out).map_err(|e| e.to_string())?;
+    s.push('\n');
+    Ok(s)
+}
+
+fn toml_value(v: &Value) -> Result<toml_edit::Value, String> {
+    Ok(match v {
+        Value::String(s) => s.as_str().into(),
+        Value::Bool(b) => (*b).into(),
+        Value::Number(n) => match (n.as_i64(), n.as_f64()) {
+            (Some(i), _) => i.into(),
+            (None, Some(f)) => f.into(),
+            _ => return Err(format!("the number {n} has no TOML form")),
+        },
+        Value::Sequence(items) => {
+            let mut a = toml_edit::Array::new();
+            for it in items {
+                a.push(toml_value(it)?);
+            }
+            toml_edit::Value::Array(a)
+        }
+        Value::Mapping(m) => {
+            let mut t = toml_edit::InlineTable::new();
+            for (k, it) in m {
+                t.insert(crate::declaration::value::key_text(k), toml_value(it)?);
+            }
+            toml_edit::Value::InlineTable(t)
+        }
+        other => {
+            return Err(format!(
+                "{} has no TOML form",
+                crate::declaration::value::describe(other)
+            ));
+        }
+    })
+}
+
+fn toml_set(text: &str, path: &[&str], name: &str, entry: &Value) -> Result<String, String> {
+    let mut doc: toml_edit::DocumentMut = text
+        .parse()
+        .map_err(|e| format!("is not valid TOML: {e}"))?;
+    let mut cur: &mut toml_edit::Table = doc.as_table_mut();
+    for p in path {
+        if !cur.contains_key(p) {
+            let mut t = toml_edit::Table::new();
+            // `[mcp_servers.<id>]` headers, no empty `[mcp_servers]`.
+            t.set_implicit(true);
+            cur.insert(p, toml_edit::Item::Table(t));
+        }
+        cur = cur
+            .get_mut(p)
+            .and_then(toml_edit::Item::as_table_mut)
+            .ok_or_else(|| format!("{} is not a table", path.join(".")))?;
+    }
+    let Value::Mapping(m) = entry else {
+        return Err("the entry must be a mapping".into());
+    };
+    let mut t = toml_edit::Table::new();
+    for (k, v) in m {
+        t.insert(
+            &crate::declaration::value::key_text(k),
+            toml_edit::Item::Value(toml_value(v)?),
+        );
+    }
+    match cur.get_mut(name) {
+        Some(old) => *old = toml_edit::Item::Table(t),
+        None => {
+            cur.insert(name, toml_edit::Item::Table(t));
+        }
+    }
+    Ok(doc.to_string())
+}
+
+/// The lines of `text` with their byte-free indent and whether they hold
+/// content (not blank, not only a comment).
+fn indent_of(l: &str) -> usize {
+    l.len() - l.trim_start_matches(' ').len()
+}
+
+fn is_content(l: &str) -> bool {
+    let t = l.trim();
+    !t.is_empty() && !t.starts_with('#')
+}
+
+fn key_line(l: &str, key: &str) -> bool {
+    let body = l.trim_start_matches(' ');
+    [key.to_string(), format!("\"{key}\""), format!("'{key}'")]
+        .iter()
+        .any(|k| {
+            body.strip_prefix(k.as_str())
+                .is_some_and(|r| r.trim_start().starts_with(':'))
+        })
+}
+
+/// The line range `[start, end)` of the block under the top-level (or
+/// nested, for each of `path`) key, and the indent of its children.
+/// `None` when the key is absent.
+fn yaml_block(lines: &[&str], path: &[&str]) -> Result<Option<(usize, usize, usize)>, String> {
+    let (mut from, mut to, mut indent) = (0, lines.len(), 0);
+    let mut header = None;
+    for p in path {
+        let Some(i) = (from..to).find(|&i| {
+            is_content(lines[i]) && indent_of(lines[i]) == indent && key_line(lines[i], p)
+        }) else {
+            return Ok(None);
+        };
+        let after = lines[i].split_once(':').map_or("", |(_, r)| r.trim());
+        let after = after.split(" #").next().unwrap_or("").trim();
+        if !(after.is_empty() || after == "{}" || after == "~" || after == "null") {
+            return Err(format!(
+                "{} is written inline; wasmgate edits only a block mapping there (edit the file by hand)",
+                path.join(".")
+            ));
+        }
+        let end = (i + 1..to)
+            .find(|&j| is_content(lines[j]) && indent_of(lines[j]) <= indent)
+            .unwrap_or(to);
+        let child = (i + 1..end)
+            .find(|&j| is_content(lines[j]))
+            .map_or(indent + 2, |j| indent_of(lines[j]));
+        header = Some(i);
+        from = i + 1;
+        to = end;
+        indent = child;
+    }
+    Ok(header.map(|_| (from, to, indent)))
+}
+
+fn yaml_entry_lines(name: &str, entry: &Value, indent: usize) -> Result<Vec<String>, String> {
+    let mut m = Mapping::new();
+    m.insert(Value::String(name.into()), entry.clone());
+    let text = yaml_serde::to_string(&Value::Mapping(m)).map_err(|e| e.to_string())?;
+    let pad = " ".repeat(indent);
+    Ok(text.lines().map(|l| format!("{pad}{l}")).collect())
+}
+
+fn yaml_insert(text: &str, path: &[&str], name: &str, entry: &Value) -> Result<String, String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    match yaml_block(&lines, path)? {
+        Some((from, to, indent)) => {
+            // After the block's last content line (its trailing comments
+            // and blank lines stay after the new entry).
+            let at = (from..to)
+                .rev()
+                .find(|&j| is_content(lines[j]))
+                .map_or(from, |j| j + 1);
+            if from > 0 {
+                // `key: {}` / `key:` → `key:` heading a block.
+                let h = from - 1;
+                if let Some((k, _)) = out[h].split_once(':') {
+                    out[h] = format!("{k}:");
+                }
+            }
+            let new = yaml_entry_lines(name, entry, indent)?;
+            out.splice(at..at, new);
+        }
+        None => {
+            // Appended at the end, nesting what is missing of `path`.
+            let mut depth = 0;
+            let mut rest: &[&str] = path;
+            // Keep the existing prefix of `path`.
+            while let Some((_, tail)) = rest.split_first() {
+                let have = &path[..path.len() - tail.len()];
+                if yaml_block(&lines, have)?.is_none() {
+                    break;
+                }
+                depth += 1;
+                rest = tail;
+            }
+            if depth > 0 {
+                return Err(format!(
+                    "{} is not where wasmgate can add to it (edit the file by hand)",
+                    path.join(".")
+                ));
+            }
+            for (i, p) in rest.iter().enumerate() {
+                out.push(format!("{}{p}:", " ".repeat(2 * i)));
+            }
+            out.extend(yaml_entry_lines(name, entry, 2 * rest.len())?);
+        }
+    }
+    let mut s = out.join("\n");
+    s.push('\n');
+    Ok(s)
+}
+
+fn yaml_remove(text: &str, path: &[&str], name: &str) -> Result<String, String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let Some((from, to, indent)) = yaml_block(&lines, path)? else {
+        return Err(format!("has no {}", path.join(".")));
+    };
+    let Some(start) = (from..to).find(|&i| {
+        is_content(lines[i]) && indent_of(lines[i]) == indent && key_line(lines[i], name)
+    }) else {
+        return Err(format!("has no entry {name} under {}", path.join(".")));
+    };
+    let end = (start + 1..to)
+        .find(|&j| is_content(lines[j]) && indent_of(lines[j]) <= indent)
+        .unwrap_or(to);
+    // Trailing blank and comment lines belong to what follows.
+    let end = (start + 1..end)
+        .rev()
+        .find(|&j| is_content(lines[j]))
+        .map_or(start + 1, |j| j + 1);
+    let mut out: Vec<&str> = lines.clone();
+    out.drain(start..end);
+    let mut s = out.join("\n");
+    s.push('\n');
+    Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry() -> Value {
+        yaml_serde::from_str("{command: /bin/wasmgate, args: [serve]}").unwrap()
+    }
+
+    #[test]
+    fn yaml_keeps_comments_and_order_and_undo_restores() {
+        let text = "# my goose\nGOOSE_PROVIDER: openai\nextensions:\n  # the dev one\n  developer:\n    type: builtin\n    enabled: true\n\n# trailing\nGOOSE_MODEL: x\n";
+        let out = set_entry(text, Syntax::Yaml, &["extensions"], "wasmgate", &entry()).unwrap();
+        assert!(
+            out.contains("# my goose")
+                && out.contains("# the dev one")
+                && out.contains("# trailing")
+        );
+        assert!(out.find("developer").unwrap() < out.find("wasmgate").unwrap());
+        assert!(out.find("wasmgate").unwrap() < out.find("GOOSE_MODEL").unwrap());
+        let back = remove_entry(&out, Syntax::Yaml, &["extensions"], "wasmgate").unwrap();
+        assert_eq!(back, text);
+        // Absent key: appended.
+        let out = set_entry(
+            "a: 1\n",
+            Syntax::Yaml,
+            &["mcp_servers"],
+            "wasmgate",
+            &entry(),
+        )
+        .unwrap();
+        assert!(
+            out.starts_with("a: 1\nmcp_servers:\n  wasmgate:\n"),
+            "{out}"
+        );
+        // Inline mapping: refused.
+        assert!(
+            set_entry(
+                "mcp_servers: {a: {command: x}}\n",
+                Syntax::Yaml,
+                &["mcp_servers"],
+                "w",
+                &entry()
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn json_keeps_order_and_toml_keeps_comments() {
+        let text = "{\n    \"z\": 1,\n    \"mcpServers\": {\"b\": {\"command\": \"x\"}},\n    \"a\": [1, 2.5]\n}\n";
+        let out = set_entry(text, Syntax::Json, &["mcpServers"], "wasmgate", &entry()).unwrap();
+        assert!(out.find("\"z\"").unwrap() < out.find("\"mcpServers\"").unwrap());
+        assert!(out.find("\"b\"").unwrap() < out.find("\"wasmgate\"").unwrap());
+        assert!(out.contains("\n    \"z\""), "indent kept: {out}");
+        let back = remove_entry(&out, Syntax::Json, &["mcpServers"], "wasmgate").unwrap();
+        assert_eq!(
+            decode(&back, Syntax::Json).unwrap(),
+            decode(text, Syntax::Json).unwrap()
+        );
+        let text = "# codex\nmodel = \"o3\"\n\n[mcp_servers.docs] # keep\ncommand = \"docs\"\n";
+        let out = set_entry(text, Syntax::Toml, &["mcp_servers"], "wasmgate", &entry()).unwrap();
+        assert!(out.starts_with(text), "{out}");
+        assert!(out.contains("[mcp_servers.wasmgate]"), "{out}");
+        let back = remove_entry(&out, Syntax::Toml, &["mcp_servers"], "wasmgate").unwrap();
+        assert_eq!(back.trim_end(), text.trim_end());
+    }
+}

@@ -1,0 +1,118 @@
+//! Goose's `config.yaml` (`~/.config/goose/config.yaml`,
+//! `docs/mcp-client.md` §1.4): each `extensions.<key>` entry.
+//!
+//! | Goose | wasmgate |
+//! |---|---|
+//! | `type: stdio`, `cmd`, `args`, `envs` | `command`, `args`, `env` |
+//! | `env_keys` (names) | `env_passthrough` |
+//! | `type: streamable_http`, `uri`, `headers` | `url`, `headers` |
+//! | `timeout` (seconds) | `timeout` |
+//! | `enabled` | `enabled` |
+//! | `available_tools` (non-empty) | `tools.include` |
+//!
+//! `name`, `display_name`, `description` and `bundled` describe the entry
+//! and are read as such. `type: sse` is refused; Goose's own extensions
+//! (`builtin`, `platform`, `frontend`, `inline_python`) are no MCP server
+//! wasmgate can start: each is left out with a warning. Other top-level
+//! keys (`GOOSE_PROVIDER`, …) belong to Goose and are ignored.
+
+use super::{Builder, Decoded, Fail, Format, copy, entries, entry_mapping, refuse_keys};
+use crate::declaration::value::describe;
+use crate::manifest::schema::ManifestContext;
+use yaml_serde::{Mapping, Value};
+
+const KNOWN: [&str; 14] = [
+    "type",
+    "name",
+    "display_name",
+    "description",
+    "bundled",
+    "cmd",
+    "args",
+    "envs",
+    "env_keys",
+    "uri",
+    "headers",
+    "timeout",
+    "enabled",
+    "available_tools",
+];
+
+/// Whether an `extensions` mapping is Goose's: some entry is a mapping
+/// with `type`, `cmd` or `uri`.
+pub fn looks_like_goose(ext: &Mapping) -> bool {
+    ext.values().any(|v| {
+        matches!(v, Value::Mapping(m) if ["type", "cmd", "uri"].iter().any(|k| m.contains_key(*k)))
+    })
+}
+
+/// Converts every entry of `extensions`.
+pub fn decode(ext: &Mapping, ctx: &ManifestContext) -> Decoded {
+    let mut b = Builder::default();
+    for (name, entry) in entries(ext) {
+        if let Value::Mapping(m) = entry
+            && let Some(t @ ("builtin" | "platform" | "frontend" | "inline_python")) =
+                m.get("type").and_then(Value::as_str)
+        {
+            b.warnings.push(format!(
+                "{}: is a Goose {t} extension, which runs inside Goose, not an MCP server wasmgate can start; left out",
+                ctx.server_where(&name)
+            ));
+            continue;
+        }
+        let res = entry_mapping(entry).and_then(convert);
+        b.add(ctx, &name, res);
+    }
+    b.finish(Format::Goose)
+}
+
+fn convert(m: &Mapping) -> Result<Mapping, Vec<Fail>> {
+    let mut fails: Vec<Fail> = Vec::new();
+    refuse_keys(m, Format::Goose, &KNOWN, &[], &mut fails);
+    let mut out = Mapping::new();
+    match m.get("type").and_then(Value::as_str) {
+        Some("stdio") | None if !m.contains_key("uri") => {}
+        Some("streamable_http") | None => {}
+        Some("sse") => fails.push((
+            "type".into(),
+            "is 'sse': the legacy SSE transport is not supported; use streamable_http".into(),
+        )),
+        Some(other) => fails.push((
+            "type".into(),
+            format!("must be 'stdio' (with cmd) or 'streamable_http' (with uri); got '{other}'"),
+        )),
+    }
+    if let Some(t) = m.get("type").filter(|t| !t.is_string()) {
+        fails.push((
+            "type".into(),
+            format!("must be a string (got {})", describe(t)),
+        ));
+    }
+    copy(m, "cmd", &mut out, "command");
+    copy(m, "args", &mut out, "args");
+    copy(m, "envs", &mut out, "env");
+    copy(m, "env_keys", &mut out, "env_passthrough");
+    copy(m, "uri", &mut out, "url");
+    copy(m, "headers", &mut out, "headers");
+    copy(m, "timeout", &mut out, "timeout");
+    copy(m, "enabled", &mut out, "enabled");
+    match m.get("available_tools") {
+        None | Some(Value::Null) => {}
+        // Goose offers every tool when the list is empty.
+        Some(Value::Sequence(s)) if s.is_empty() => {}
+        Some(Value::Sequence(s)) => {
+            let mut tools = Mapping::new();
+            tools.insert("include".into(), Value::Sequence(s.clone()));
+            out.insert("tools".into(), Value::Mapping(tools));
+        }
+        Some(o) => fails.push((
+            "available_tools".into(),
+            format!("must be a list of tool names (got {})", describe(o)),
+        )),
+    }
+    if fails.is_empty() {
+        Ok(out)
+    } else {
+        Err(fails)
+    }
+}

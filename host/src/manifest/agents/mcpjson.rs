@@ -1,0 +1,295 @@
+//! The `mcpServers` JSON of Claude Desktop (`claude_desktop_config.json`),
+//! Claude Code (`.mcp.json`; `~/.claude.json` with its user scope at the
+//! top and its local scope under `projects.<folder>`), Cursor (`mcp.json`)
+//! and Windsurf (`mcp_config.json`); `docs/mcp-client.md` §1.4.
+//!
+//! An entry: `command`, `args`, `env` (stdio), `url` (Windsurf:
+//! `serverUrl`), `headers` (HTTP), `type` (`stdio`, `http`; `sse` is
+//! refused), Cursor's `envFile`, Windsurf's `disabled` and `disabledTools`.
+//! Claude Code's `headersHelper` and `oauth` and Cursor's `auth` are refused
+//! by name.
+
+use super::{Builder, Decoded, Fail, Format, Places, entries, entry_mapping, refuse_keys};
+use crate::declaration::value::{describe, scalar_text};
+use crate::manifest::schema::ManifestContext;
+use std::path::Path;
+use yaml_serde::{Mapping, Value};
+
+const KNOWN: [&str; 9] = [
+    "command",
+    "args",
+    "env",
+    "envFile",
+    "url",
+    "serverUrl",
+    "headers",
+    "type",
+    "disabled",
+];
+
+const UNSUPPORTED: [(&str, &str); 6] = [
+    (
+        "headersHelper",
+        "wasmgate runs no helper command for headers; write them in headers (\"${VAR}\" reads the environment)",
+    ),
+    (
+        "oauth",
+        "OAuth client settings are not read; give a bearer token in headers (\"Authorization\": \"Bearer ${TOKEN}\")",
+    ),
+    (
+        "auth",
+        "OAuth client settings are not read; give a bearer token in headers (\"Authorization\": \"Bearer ${TOKEN}\")",
+    ),
+    (
+        "disabledTools",
+        "list the tools to leave out in wasmgate's tools.exclude instead",
+    ),
+    (
+        "autoApprove",
+        "wasmgate asks no per-tool approval; the agent that calls wasmgate does",
+    ),
+    (
+        "alwaysAllow",
+        "wasmgate asks no per-tool approval; the agent that calls wasmgate does",
+    ),
+];
+
+/// Largest `envFile` read, in bytes (1 MiB).
+pub const MAX_ENV_FILE_BYTES: u64 = 1024 * 1024;
+
+/// Converts a file's `mcpServers` (and, for `~/.claude.json`, the
+/// `projects.<current folder>.mcpServers` of Claude Code's local scope,
+/// which win over user-scope entries of the same name).
+pub fn decode(top: &Mapping, ctx: &ManifestContext, places: &Places) -> Decoded {
+    let mut b = Builder::default();
+    let mut all: Vec<(String, Value)> = Vec::new();
+    match top.get("mcpServers") {
+        None | Some(Value::Null) => {}
+        Some(Value::Mapping(m)) => all.extend(entries(m).map(|(n, v)| (n, v.clone()))),
+        Some(other) => b.errors.push(crate::manifest::ManifestError::new(
+            &ctx.where_,
+            None,
+            "mcpServers",
+            format!("must be an object (got {})", describe(other)),
+        )),
+    }
+    if let (Some(Value::Mapping(projects)), Some(cwd)) = (top.get("projects"), &places.cwd) {
+        for (k, p) in projects {
+            let Some(folder) = k.as_str() else { continue };
+            if !same_folder(Path::new(folder), cwd) {
+                continue;
+            }
+            if let Some(Value::Mapping(m)) = p.get("mcpServers") {
+                for (n, v) in entries(m) {
+                    all.retain(|(e, _)| *e != n);
+                    all.push((n, v.clone()));
+                }
+            }
+        }
+    }
+    for (name, entry) in all {
+        let res = entry_mapping(&entry).and_then(|m| convert(m, ctx, places));
+        b.add(ctx, &name, res);
+    }
+    b.finish(Format::McpServers)
+}
+
+fn same_folder(a: &Path, b: &Path) -> bool {
+    a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
+}
+
+/// One `mcpServers` entry in wasmgate's schema.
+pub(crate) fn convert(
+    m: &Mapping,
+    ctx: &ManifestContext,
+    places: &Places,
+) -> Result<Mapping, Vec<Fail>> {
+    convert_with(m, ctx, places, Format::McpServers, &KNOWN, &UNSUPPORTED)
+}
+
+/// [`convert`] with the key set of one format (VS Code's is smaller).
+pub(crate) fn convert_with(
+    m: &Mapping,
+    ctx: &ManifestContext,
+    places: &Places,
+    format: Format,
+    known: &[&str],
+    unsupported: &[(&str, &str)],
+) -> Result<Mapping, Vec<Fail>> {
+    let mut fails = Vec::new();
+    refuse_keys(m, format, known, unsupported, &mut fails);
+    let mut out = Mapping::new();
+    let is_http = m.contains_key("url") || m.contains_key("serverUrl");
+    check_type(m.get("type"), is_http, &mut fails);
+    strings(m, "command", ctx, places, true, &mut out, &mut fails);
+    strings(m, "args", ctx, places, true, &mut out, &mut fails);
+    strings(m, "env", ctx, places, false, &mut out, &mut fails);
+    if m.contains_key("url") && m.contains_key("serverUrl") {
+        fails.push((
+            "serverUrl".into(),
+            "cannot be combined with url (both name the endpoint)".into(),
+        ));
+    }
+    strings(m, "url", ctx, places, true, &mut out, &mut fails);
+    if let Some(v) = m.get("serverUrl") {
+        let mut tmp = Mapping::new();
+        tmp.insert("serverUrl".into(), v.clone());
+        strings(&tmp, "serverUrl", ctx, places, true, &mut out, &mut fails);
+        if let Some(u) = out.shift_remove("serverUrl") {
+            out.insert("url".into(), u);
+        }
+    }
+    strings(m, "headers", ctx, places, false, &mut out, &mut fails);
+    match m.get("disabled") {
+        None | Some(Value::Null) => {}
+        Some(Value::Bool(d)) => {
+            out.insert("enabled".into(), Value::Bool(!d));
+        }
+        Some(o) => fails.push((
+            "disabled".into(),
+            format!("must be a boolean (got {})", describe(o)),
+        )),
+    }
+    if let Some(v) = m.get("envFile").filter(|v| !v.is_null()) {
+        match env_file(v, ctx, places) {
+            Ok(vars) => {
+                let mut env = match out.shift_remove("env") {
+                    Some(Value::Mapping(e)) => e,
+                    _ => Mapping::new(),
+                };
+                // `env` wins over the file (Cursor's order).
+                for (k, val) in vars {
+                    if !env.contains_key(k.as_str()) {
+                        env.insert(Value::String(k), Value::String(val));
+                    }
+                }
+                out.insert("env".into(), Value::Mapping(env));
+            }
+            Err(msg) => fails.push(("envFile".into(), msg)),
+        }
+    }
+    if fails.is_empty() {
+        Ok(out)
+    } else {
+        Err(fails)
+    }
+}
+
+/// `type`: `stdio` (with `command`) or `http` / `streamable-http` (with a
+/// URL); `sse` is refused.
+pub(crate) fn check_type(t: Option<&Value>, is_http: bool, fails: &mut Vec<Fail>) {
+    let Some(t) = t.filter(|v| !v.is_null()) else {
+        return;
+    };
+    match (t.as_str(), is_http) {
+        (Some("stdio"), false) | (Some("http" | "streamable-http" | "streamableHttp"), true) => {}
+        (Some("sse"), _) => fails.push((
+            "type".into(),
+            "is 'sse': the legacy SSE transport is not supported; use streamable HTTP (type: http)"
+                .into(),
+        )),
+        _ => fails.push((
+            "type".into(),
+            format!(
+                "must be 'stdio' (with command) or 'http' (with url); got {}",
+                t.as_str()
+                    .map(|s| format!("'{s}'"))
+                    .unwrap_or_else(|| describe(t).to_string())
+            ),
+        )),
+    }
+}
+
+/// Copies `m[key]` to `out[key]` with the agent variables expanded in each
+/// string it holds (a string, a list's items, a mapping's values); with
+/// `env_now` `${VAR}` is expanded here too (fields wasmgate does not
+/// interpolate itself). Values of another shape are copied for the
+/// validator to name.
+fn strings(
+    m: &Mapping,
+    key: &str,
+    ctx: &ManifestContext,
+    places: &Places,
+    env_now: bool,
+    out: &mut Mapping,
+    fails: &mut Vec<Fail>,
+) {
+    let Some(v) = m.get(key).filter(|v| !v.is_null()) else {
+        return;
+    };
+    let env = env_now.then_some(&ctx.env);
+    let mut one = |s: &str, path: String| match super::vars::expand(s, places, env) {
+        Ok(t) => Value::String(t),
+        Err(msg) => {
+            fails.push((path, msg));
+            Value::String(s.to_string())
+        }
+    };
+    let v = match v {
+        Value::String(s) => one(s, key.to_string()),
+        Value::Sequence(items) => Value::Sequence(
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, it)| match it {
+                    Value::String(s) => one(s, format!("{key}[{i}]")),
+                    other => other.clone(),
+                })
+                .collect(),
+        ),
+        Value::Mapping(map) => Value::Mapping(
+            map.iter()
+                .map(|(k, it)| {
+                    let p = format!("{key}.{}", crate::declaration::value::key_text(k));
+                    let it = match it {
+                        Value::String(s) => one(s, p),
+                        other => other.clone(),
+                    };
+                    (k.clone(), it)
+                })
+                .collect(),
+        ),
+        other => other.clone(),
+    };
+    out.insert(Value::String(key.into()), v);
+}
+
+/// Cursor's `envFile`: a dotenv file (relative to the config file's
+/// folder), read bounded and parsed by `dotenvy`.
+fn env_file(
+    v: &Value,
+    ctx: &ManifestContext,
+    places: &Places,
+) -> Result<Vec<(String, String)>, String> {
+    let Some(s) = scalar_text(v).filter(|s| !s.trim().is_empty()) else {
+        return Err(format!("must be a file path (got {})", describe(v)));
+    };
+    let s = super::vars::expand(&s, places, Some(&ctx.env))?;
+    let path = ctx.plugin_dir.join(&s);
+    let bytes =
+        read_bounded(&path, MAX_ENV_FILE_BYTES).map_err(|e| format!("({}) {e}", path.display()))?;
+    let mut out = Vec::new();
+    for item in dotenvy::from_read_iter(bytes.as_slice()) {
+        match item {
+            Ok(kv) => out.push(kv),
+            Err(e) => return Err(format!("({}) is not a valid env file: {e}", path.display())),
+        }
+    }
+    Ok(out)
+}
+
+fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let f = std::fs::File::open(path).map_err(|e| format!("cannot be read: {e}"))?;
+    if !f.metadata().is_ok_and(|m| m.is_file()) {
+        return Err("is not a regular file".into());
+    }
+    let mut buf = Vec::new();
+    f.take(limit + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| format!("cannot be read: {e}"))?;
+    if buf.len() as u64 > limit {
+        return Err(format!("is larger than {limit} bytes"));
+    }
+    Ok(buf)
+}

@@ -1,0 +1,277 @@
+//! Other agents' MCP config files read as a `--config` file
+//! (`docs/mcp-client.md` §1.4): Claude Desktop, Claude Code, Cursor and
+//! Windsurf (`mcpServers` JSON), VS Code (`servers`), Codex (`config.toml`
+//! `[mcp_servers.<id>]`) and Goose (`config.yaml` `extensions`).
+//!
+//! The format is recognised by content ([`decode_config`]). Each format's
+//! module converts its server entries into entries of wasmgate's own
+//! server schema (`mcp_servers.<name>`), which then go through the one
+//! validator of [`super::schema`]; so validation and its errors stay one
+//! path. A key of an entry that has no meaning in wasmgate is refused with
+//! an error naming it (that server is left out, the others are kept).
+
+pub mod codex;
+pub mod edit;
+pub mod goose;
+pub mod mcpjson;
+pub mod vars;
+pub mod vscode;
+
+use super::schema::{ManifestContext, ManifestError};
+use crate::declaration::value::{describe, key_text};
+use std::path::{Path, PathBuf};
+use yaml_serde::{Mapping, Value};
+
+/// The format a config file was read in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// wasmgate's (and Hermes') YAML with a top-level `mcp_servers:`.
+    Wasmgate,
+    /// A JSON (or YAML) `mcpServers` object: Claude Desktop, Claude Code,
+    /// Cursor, Windsurf.
+    McpServers,
+    /// VS Code's `mcp.json` `servers` (or settings.json `mcp.servers`).
+    VsCode,
+    /// Codex `config.toml`.
+    Codex,
+    /// Goose `config.yaml` `extensions`.
+    Goose,
+}
+
+impl Format {
+    /// The format's name in messages.
+    pub fn label(self) -> &'static str {
+        match self {
+            Format::Wasmgate => "wasmgate mcp_servers",
+            Format::McpServers => "mcpServers (Claude / Cursor / Windsurf)",
+            Format::VsCode => "VS Code servers",
+            Format::Codex => "Codex config.toml",
+            Format::Goose => "Goose extensions",
+        }
+    }
+}
+
+/// A config file decoded into wasmgate's schema.
+#[derive(Debug, Clone)]
+pub struct Decoded {
+    /// Which format the file was in.
+    pub format: Format,
+    /// The top-level mapping in wasmgate's schema: `mcp_servers` (and
+    /// `plugins` for the wasmgate format), or `Null` for an empty file.
+    pub value: Value,
+    /// Servers refused while converting (a key without a meaning here), each
+    /// naming the key; those servers are not in `value`.
+    pub errors: Vec<ManifestError>,
+    /// Notes (an entry that is no MCP server, such as a Goose built-in).
+    pub warnings: Vec<String>,
+    /// Every server name of the file in file order, the refused ones
+    /// included (for `status`).
+    pub order: Vec<String>,
+}
+
+/// Where the agents' own variables point: `${userHome}`,
+/// `${workspaceFolder}`, and the folder whose Claude Code project scope
+/// applies.
+#[derive(Debug, Clone, Default)]
+pub struct Places {
+    /// The user's home folder.
+    pub home: Option<PathBuf>,
+    /// The project folder of a project-scoped file (`<ws>/.cursor/mcp.json`,
+    /// `<ws>/.vscode/mcp.json`, `<ws>/.mcp.json`).
+    pub workspace: Option<PathBuf>,
+    /// The current folder: picks `projects.<folder>` of `~/.claude.json`.
+    pub cwd: Option<PathBuf>,
+}
+
+impl Places {
+    /// The places of a file at `path`, from the process (home, cwd).
+    pub fn of_file(path: &Path) -> Places {
+        let home = std::env::var_os("HOME")
+            .or_else(|| std::env::var_os("USERPROFILE"))
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from);
+        let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        let parent = abs.parent().map(Path::to_path_buf);
+        let workspace = match (parent.as_deref(), abs.file_name().and_then(|n| n.to_str())) {
+            (Some(dir), _)
+                if dir
+                    .file_name()
+                    .is_some_and(|n| n == ".cursor" || n == ".vscode" || n == ".windsurf") =>
+            {
+                dir.parent().map(Path::to_path_buf)
+            }
+            (Some(dir), Some(".mcp.json")) => Some(dir.to_path_buf()),
+            _ => None,
+        }
+        // `~/.cursor/mcp.json` is the user's file, not a project's.
+        .filter(|ws| home.as_deref() != Some(ws.as_path()));
+        Places {
+            home,
+            workspace,
+            cwd: std::env::current_dir().ok(),
+        }
+    }
+}
+
+/// Decodes a config file's text by its content: a TOML file (`.toml`, or
+/// text that is no YAML mapping but valid TOML) is Codex's; a JSON or YAML
+/// mapping with `mcp_servers` or `plugins` is wasmgate's, with `mcpServers`
+/// the Claude family's, a JSON one with `servers` (or `mcp.servers`) VS Code's, with
+/// `extensions` Goose's. A mapping with none of them is `Err` (the message
+/// after the file name), as is text that is neither.
+pub fn decode_config(
+    path: &Path,
+    text: &str,
+    ctx: &ManifestContext,
+    places: &Places,
+) -> Result<Decoded, String> {
+    let is_toml = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("toml"));
+    if is_toml {
+        return codex::decode(text, ctx);
+    }
+    let is_json = text.trim_start().starts_with('{');
+    let value = if is_json {
+        super::load::decode_json(text)?
+    } else {
+        match super::load::decode_yaml(text) {
+            Ok(v @ (Value::Mapping(_) | Value::Null)) => v,
+            // A Codex config.toml under another name.
+            Ok(_) | Err(_) if codex::looks_like_toml(text) => return codex::decode(text, ctx),
+            Ok(v) => v,
+            Err(e) => return Err(e),
+        }
+    };
+    let wasmgate = |value: Value| Decoded {
+        format: Format::Wasmgate,
+        value,
+        errors: Vec::new(),
+        warnings: Vec::new(),
+        order: Vec::new(),
+    };
+    let Value::Mapping(top) = &value else {
+        return match value {
+            Value::Null => Ok(wasmgate(Value::Null)),
+            other => Err(format!("must be a mapping (got {})", describe(&other))),
+        };
+    };
+    if top.contains_key("mcp_servers") || top.contains_key("plugins") {
+        return Ok(wasmgate(value));
+    }
+    if top.contains_key("mcpServers") {
+        return Ok(mcpjson::decode(top, ctx, places));
+    }
+    // VS Code's files are JSON; a YAML `servers:` is more likely a typo of
+    // `mcp_servers:` (its hint below).
+    if let Some(servers) = vscode::servers_of(top).filter(|_| is_json) {
+        return Ok(vscode::decode(servers, ctx, places));
+    }
+    if let Some(Value::Mapping(ext)) = top.get("extensions")
+        && goose::looks_like_goose(ext)
+    {
+        return Ok(goose::decode(ext, ctx));
+    }
+    Err(super::load::no_mcp_servers_message(top))
+}
+
+/// Collects one format's converted servers.
+#[derive(Debug, Default)]
+pub(crate) struct Builder {
+    pub servers: Mapping,
+    pub errors: Vec<ManifestError>,
+    pub warnings: Vec<String>,
+    pub order: Vec<String>,
+}
+
+impl Builder {
+    /// Adds the outcome of converting server `name`: its entry in
+    /// wasmgate's schema, or every problem `(field path, message)`.
+    pub fn add(&mut self, ctx: &ManifestContext, name: &str, res: Result<Mapping, Vec<Fail>>) {
+        self.order.push(name.to_string());
+        match res {
+            Ok(m) => {
+                self.servers
+                    .insert(Value::String(name.into()), Value::Mapping(m));
+            }
+            Err(fails) => {
+                let label = ctx.server_where(name);
+                for (p, msg) in fails {
+                    self.errors
+                        .push(ManifestError::new(&label, Some(name), &p, msg));
+                }
+            }
+        }
+    }
+
+    /// The decoded file in `format`.
+    pub fn finish(self, format: Format) -> Decoded {
+        let mut top = Mapping::new();
+        top.insert("mcp_servers".into(), Value::Mapping(self.servers));
+        Decoded {
+            format,
+            value: Value::Mapping(top),
+            errors: self.errors,
+            warnings: self.warnings,
+            order: self.order,
+        }
+    }
+}
+
+/// One problem: (field path, message).
+pub(crate) type Fail = (String, String);
+
+/// The entry of server `name` as a mapping, or its one problem.
+pub(crate) fn entry_mapping(entry: &Value) -> Result<&Mapping, Vec<Fail>> {
+    match entry {
+        Value::Mapping(m) => Ok(m),
+        other => Err(vec![(
+            String::new(),
+            format!(
+                "the server entry must be an object (got {})",
+                describe(other)
+            ),
+        )]),
+    }
+}
+
+/// The keys of `m` the format defines but wasmgate cannot honour, each
+/// refused with `why`; `known` are the keys the converter maps; any other
+/// key is refused as unknown to the format.
+pub(crate) fn refuse_keys(
+    m: &Mapping,
+    format: Format,
+    known: &[&str],
+    unsupported: &[(&str, &str)],
+    fails: &mut Vec<Fail>,
+) {
+    for k in m.keys() {
+        let key = key_text(k);
+        if known.contains(&key.as_str()) {
+            continue;
+        }
+        if let Some((_, why)) = unsupported.iter().find(|(u, _)| *u == key) {
+            fails.push((key, format!("is not supported by wasmgate: {why}")));
+        } else {
+            let hint = crate::declaration::value::did_you_mean(&key, known)
+                .map(|d| format!(" (did you mean `{d}`?)"))
+                .unwrap_or_default();
+            fails.push((
+                key,
+                format!("is not a key of a {} server entry{hint}", format.label()),
+            ));
+        }
+    }
+}
+
+/// The server names of a mapping of entries, each with its entry.
+pub(crate) fn entries(m: &Mapping) -> impl Iterator<Item = (String, &Value)> {
+    m.iter().map(|(k, v)| (key_text(k), v))
+}
+
+/// Copies `from[key]` (when present and not null) to `to[as_]`.
+pub(crate) fn copy(from: &Mapping, key: &str, to: &mut Mapping, as_: &str) {
+    if let Some(v) = from.get(key).filter(|v| !v.is_null()) {
+        to.insert(Value::String(as_.into()), v.clone());
+    }
+}

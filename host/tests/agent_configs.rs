@@ -1,0 +1,598 @@
+//! Other agents' config files as `--config` (`docs/mcp-client.md` §1.4):
+//! the fixtures of `tests/fixtures/agents/` (each written from its
+//! agent's documentation) give the same server specs as wasmgate's own
+//! YAML, and each unsupported key is refused by name, costing only its
+//! server. Also `wasmgate import` and `wasmgate setup` (+ `--undo`)
+//! through the binary, in a temporary home.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use wasmgate::manifest::agents::Places;
+use wasmgate::manifest::{ManifestContext, ServerSpec, ServersResult, Transport, load_config_in};
+
+fn fixture(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/agents")
+        .join(rel)
+}
+
+fn env() -> Vec<(&'static str, &'static str)> {
+    vec![
+        ("WG_TEST_API_KEY", "sekret"),
+        ("WG_TEST_TRACE", "trace-1"),
+        ("DOCS_TOKEN", "d"),
+    ]
+}
+
+fn load_with(rel: &str, places: Places) -> ServersResult {
+    let path = fixture(rel);
+    let ctx = ManifestContext::new(
+        path.display().to_string(),
+        path.parent().unwrap().to_path_buf(),
+    )
+    .with_env(env());
+    load_config_in(&path, &ctx, &places)
+}
+
+fn load(rel: &str) -> ServersResult {
+    load_with(
+        rel,
+        Places {
+            home: Some(PathBuf::from("/home/u")),
+            workspace: None,
+            cwd: None,
+        },
+    )
+}
+
+fn server<'a>(r: &'a ServersResult, name: &str) -> &'a ServerSpec {
+    r.servers
+        .iter()
+        .find(|s| s.name == name)
+        .unwrap_or_else(|| panic!("no server {name}: {:?} {:?}", names(r), errors(r)))
+}
+
+fn names(r: &ServersResult) -> Vec<&str> {
+    r.servers.iter().map(|s| s.name.as_str()).collect()
+}
+
+fn errors(r: &ServersResult) -> Vec<String> {
+    r.errors.iter().map(ToString::to_string).collect()
+}
+
+/// The one error of server `name`, which must name `key`.
+fn refused(r: &ServersResult, name: &str, key: &str) -> String {
+    assert!(
+        !names(r).contains(&name),
+        "{name} should be left out: {:?}",
+        names(r)
+    );
+    let e: Vec<String> = r
+        .errors
+        .iter()
+        .filter(|e| e.server.as_deref() == Some(name))
+        .map(ToString::to_string)
+        .collect();
+    assert!(
+        e.iter()
+            .any(|m| m.contains(&format!("server '{name}': {key} "))),
+        "{name}: no error naming {key}: {e:?}"
+    );
+    e.join("\n")
+}
+
+fn stdio(s: &ServerSpec) -> (&str, Vec<&str>, &BTreeMap<String, String>, &[String]) {
+    match &s.transport {
+        Transport::Stdio {
+            command,
+            args,
+            env,
+            env_passthrough,
+        } => (
+            command.as_str(),
+            args.iter().map(String::as_str).collect(),
+            env,
+            env_passthrough.as_slice(),
+        ),
+        other => panic!("{}: not stdio: {other:?}", s.name),
+    }
+}
+
+fn http(s: &ServerSpec) -> (&str, &BTreeMap<String, String>) {
+    match &s.transport {
+        Transport::Http { url, headers } => (url.as_str(), headers),
+        other => panic!("{}: not http: {other:?}", s.name),
+    }
+}
+
+fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+#[test]
+fn every_format_gives_the_same_spec_for_the_same_server() {
+    let own = load("wasmgate.yaml");
+    assert!(own.errors.is_empty(), "{:?}", errors(&own));
+    let echo = server(&own, "echo").clone();
+    for rel in [
+        "claude_desktop_config.json",
+        "claude-proj/.mcp.json",
+        "claude.json",
+        "cursor-proj/.cursor/mcp.json",
+        "windsurf_mcp_config.json",
+        "vscode-proj/.vscode/mcp.json",
+        "vscode-settings.json",
+        "codex-config.toml",
+        "goose-config.yaml",
+    ] {
+        let r = load_with(
+            rel,
+            Places {
+                home: Some(PathBuf::from("/home/u")),
+                workspace: Some(fixture(rel).parent().unwrap().to_path_buf()),
+                cwd: None,
+            },
+        );
+        assert_eq!(server(&r, "echo"), &echo, "{rel}");
+        // Every entry of the file is listed in order, refused ones included.
+        assert!(r.order.iter().any(|n| n == "echo"), "{rel}: {:?}", r.order);
+    }
+}
+
+#[test]
+fn var_with_default_in_the_wasmgate_yaml() {
+    let r = load("wasmgate.yaml");
+    let (url, headers) = http(server(&r, "defaulted"));
+    assert_eq!(url, "https://mcp.example.com/mcp");
+    assert_eq!(headers["Authorization"], "Bearer fallback-token");
+    assert!(
+        r.warnings.is_empty(),
+        "a default is no unset variable: {:?}",
+        r.warnings
+    );
+}
+
+#[test]
+fn claude_desktop_reads_command_args_env_and_ignores_its_own_keys() {
+    let r = load("claude_desktop_config.json");
+    assert!(r.errors.is_empty(), "{:?}", errors(&r));
+    assert_eq!(names(&r), ["echo", "filesystem"]);
+    let (cmd, args, _, _) = stdio(server(&r, "filesystem"));
+    assert_eq!(cmd, "npx");
+    assert_eq!(args[3], "/Users/username/Downloads");
+}
+
+#[test]
+fn claude_code_project_file_expands_defaults_and_refuses_its_unsupported_keys() {
+    let r = load("claude-proj/.mcp.json");
+    let (url, headers) = http(server(&r, "api-server"));
+    assert_eq!(url, "https://api.example.com/mcp");
+    assert_eq!(headers["Authorization"], "Bearer sekret");
+    // The header's value came from the environment: a secret to redact.
+    assert!(
+        server(&r, "api-server")
+            .secrets
+            .contains(&"sekret".to_string())
+    );
+    let (cmd, args, env, _) = stdio(server(&r, "local"));
+    assert_eq!(cmd, "/opt/bin/server");
+    assert_eq!(args, ["--root", "/srv", "--key=sekret"]);
+    assert_eq!(env, &map(&[("CACHE_DIR", "/tmp/cache")]));
+    let e = refused(&r, "legacy", "type");
+    assert!(e.contains("'sse'"), "{e}");
+    let e = refused(&r, "helper", "headersHelper");
+    assert!(e.contains("is not supported by wasmgate"), "{e}");
+    refused(&r, "sentry", "oauth");
+    assert_eq!(
+        r.order,
+        ["echo", "api-server", "local", "legacy", "helper", "sentry"]
+    );
+}
+
+#[test]
+fn claude_json_user_scope_and_the_current_folders_local_scope() {
+    let places = |cwd: &str| Places {
+        home: None,
+        workspace: None,
+        cwd: Some(PathBuf::from(cwd)),
+    };
+    let r = load_with("claude.json", places("/work/some-project"));
+    assert!(r.errors.is_empty(), "{:?}", errors(&r));
+    assert_eq!(names(&r), ["echo", "shared", "local-only"]);
+    // The local scope wins over the user scope.
+    assert_eq!(stdio(server(&r, "shared")).0, "/bin/local-shared");
+    let r = load_with("claude.json", places("/elsewhere"));
+    assert_eq!(names(&r), ["echo", "shared"]);
+    assert_eq!(stdio(server(&r, "shared")).0, "/bin/user-shared");
+}
+
+#[test]
+fn cursor_variables_env_file_and_auth() {
+    let ws = fixture("cursor-proj");
+    let r = load_with(
+        "cursor-proj/.cursor/mcp.json",
+        Places {
+            home: Some(PathBuf::from("/home/u")),
+            workspace: Some(ws.clone()),
+            cwd: None,
+        },
+    );
+    let (cmd, args, env, _) = stdio(server(&r, "local"));
+    assert_eq!(cmd, "/home/u/bin/srv");
+    let sep = std::path::MAIN_SEPARATOR;
+    assert_eq!(
+        args,
+        [format!("{}{sep}data", ws.display()).as_str(), "cursor-proj"]
+    );
+    // env wins over envFile; envFile's own quoting and `export` are dotenv's.
+    assert_eq!(env["TOKEN"], "sekret");
+    assert_eq!(env["FROM_FILE"], "file-value");
+    assert_eq!(env["QUOTED"], "single quoted");
+    assert_eq!(env["SEP"], sep.to_string());
+    let (_, headers) = http(server(&r, "remote"));
+    assert_eq!(headers["API_KEY"], "sekret");
+    refused(&r, "oauth-remote", "auth");
+    // ${workspaceFolder} in a file of no project is refused by name.
+    let r = load("cursor-proj/.cursor/mcp.json");
+    let e = refused(&r, "local", "args[0]");
+    assert!(e.contains("no project folder"), "{e}");
+}
+
+#[test]
+fn windsurf_server_url_and_disabled() {
+    let r = load("windsurf_mcp_config.json");
+    assert_eq!(http(server(&r, "figma")).0, "https://figma.example.com/mcp");
+    assert!(!server(&r, "off").enabled);
+    assert!(server(&r, "echo").enabled);
+    refused(&r, "approve", "alwaysAllow");
+}
+
+#[test]
+fn vscode_servers_inputs_and_dev() {
+    let ws = fixture("vscode-proj");
+    let r = load_with(
+        "vscode-proj/.vscode/mcp.json",
+        Places {
+            home: None,
+            workspace: Some(ws.clone()),
+            cwd: None,
+        },
+    );
+    let (_, _, env, _) = stdio(server(&r, "memory"));
+    assert_eq!(
+        env["MEMORY_FILE_PATH"],
+        format!("{}/memory.json", ws.display())
+    );
+    assert_eq!(
+        http(server(&r, "github")).0,
+        "https://api.githubcopilot.com/mcp/"
+    );
+    let e = refused(&r, "perplexity", "env.PERPLEXITY_API_KEY");
+    assert!(e.contains("${input:api-key}"), "{e}");
+    refused(&r, "devsrv", "dev");
+    let r = load("vscode-settings.json");
+    assert_eq!(names(&r), ["echo"]);
+}
+
+#[test]
+fn codex_tables_map_onto_the_server_schema() {
+    let r = load("codex-config.toml");
+    let docs = server(&r, "docs");
+    let (cmd, args, _, passthrough) = stdio(docs);
+    assert_eq!((cmd, args), ("docs-server", vec!["--port", "4000"]));
+    assert_eq!(passthrough, ["DOCS_TOKEN"]);
+    assert_eq!(docs.connect_timeout, Duration::from_secs(20));
+    assert_eq!(docs.timeout, Duration::from_millis(45_500));
+    // Codex applies disabled_tools after enabled_tools.
+    assert_eq!(
+        docs.tools.include.as_deref(),
+        Some(&["search".to_string(), "open".to_string()][..])
+    );
+    assert_eq!(docs.tools.exclude, ["both"]);
+    let figma = server(&r, "figma");
+    let (url, headers) = http(figma);
+    assert_eq!(url, "https://mcp.figma.com/mcp");
+    assert_eq!(
+        headers,
+        &map(&[
+            ("Authorization", "Bearer sekret"),
+            ("X-Figma-Region", "us-east-1"),
+            ("X-Trace", "trace-1"),
+        ])
+    );
+    assert!(figma.secrets.contains(&"sekret".to_string()));
+    assert_eq!(figma.connect_timeout, Duration::from_millis(2500));
+    assert!(!server(&r, "off").enabled);
+    let e = refused(&r, "withcwd", "cwd");
+    assert!(e.contains("is not supported by wasmgate"), "{e}");
+    assert_eq!(r.errors.len(), 1, "{:?}", errors(&r));
+}
+
+#[test]
+fn goose_extensions_map_and_builtins_are_left_out_with_a_warning() {
+    let r = load("goose-config.yaml");
+    assert_eq!(names(&r), ["echo", "github", "remote"]);
+    let gh = server(&r, "github");
+    let (cmd, _, _, passthrough) = stdio(gh);
+    assert_eq!(cmd, "npx");
+    assert_eq!(passthrough, ["GITHUB_PERSONAL_ACCESS_TOKEN"]);
+    assert_eq!(gh.timeout, Duration::from_secs(300));
+    let remote = server(&r, "remote");
+    assert_eq!(http(remote).0, "https://mcp.example.com/mcp");
+    assert!(!remote.enabled);
+    assert_eq!(remote.timeout, Duration::from_secs(60));
+    assert_eq!(
+        remote.tools.include.as_deref(),
+        Some(&["a".to_string(), "b".to_string()][..])
+    );
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.contains("server 'developer': is a Goose builtin extension")),
+        "{:?}",
+        r.warnings
+    );
+    refused(&r, "legacy", "type");
+    let e = refused(&r, "odd", "socket");
+    assert!(
+        e.contains("is not a key of a Goose extensions server entry"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_file_of_no_known_format_still_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("c.json");
+    std::fs::write(&p, r#"{"mcp-servers": {}}"#).unwrap();
+    let r = wasmgate::manifest::load_config(&p);
+    assert!(
+        errors(&r)[0].contains("did you mean `mcp_servers`? this file has `mcp-servers`"),
+        "{:?}",
+        errors(&r)
+    );
+    let p = dir.path().join("c.toml");
+    std::fs::write(&p, "[mcp_servers.x\n").unwrap();
+    let r = wasmgate::manifest::load_config(&p);
+    assert!(
+        errors(&r)[0].contains("is not valid TOML"),
+        "{:?}",
+        errors(&r)
+    );
+}
+
+// --- the binary: import and setup -----------------------------------------
+
+fn wasmgate(args: &[&str], home: &Path) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_wasmgate"))
+        .current_dir(home)
+        .env_remove("WASMGATE_PLUGINS")
+        .env_remove("WASMGATE_CONFIG")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("CODEX_HOME")
+        .env("WASMGATE_CACHE", "")
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .args(args)
+        .output()
+        .expect("wasmgate runs")
+}
+
+fn text(o: &std::process::Output) -> String {
+    format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[test]
+fn import_prints_the_equivalent_config_and_write_merges_it_with_a_backup() {
+    let home = tempfile::tempdir().unwrap();
+    let src = fixture("codex-config.toml");
+    let o = wasmgate(&["import", src.to_str().unwrap()], home.path());
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    // The refused server makes the exit 1; the others are printed.
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("server 'withcwd': cwd is not supported"),
+        "{}",
+        text(&o)
+    );
+    let printed: yaml_serde::Value = yaml_serde::from_str(out.split_once('\n').unwrap().1).unwrap();
+    assert_eq!(
+        printed["mcp_servers"]["figma"]["headers"]["Authorization"],
+        yaml_serde::Value::String("Bearer ${WG_TEST_API_KEY}".into()),
+        "a secret stays a reference: {out}"
+    );
+    assert!(printed["mcp_servers"].get("withcwd").is_none());
+    // Read back as wasmgate's own config, it gives the same specs.
+    let own = home.path().join("imported.yaml");
+    std::fs::write(&own, out.split_once('\n').unwrap().1).unwrap();
+    let ctx = |p: &Path| {
+        ManifestContext::new(p.display().to_string(), p.parent().unwrap()).with_env(env())
+    };
+    let a = load_config_in(&own, &ctx(&own), &Places::default());
+    let b = load_config_in(&src, &ctx(&src), &Places::default());
+    assert_eq!(a.servers, b.servers);
+
+    // --write: into an existing config with a comment, which stays.
+    let cfg = home.path().join(".config/wasmgate/config.yaml");
+    std::fs::create_dir_all(cfg.parent().unwrap()).unwrap();
+    let before = "# mine\nmcp_servers:\n  mine: {command: /bin/mine}\n";
+    std::fs::write(&cfg, before).unwrap();
+    let desktop = fixture("claude_desktop_config.json");
+    let o = wasmgate(
+        &["import", desktop.to_str().unwrap(), "--write"],
+        home.path(),
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let after = std::fs::read_to_string(&cfg).unwrap();
+    assert!(after.starts_with(before), "{after}");
+    assert!(
+        after.contains("  echo:") && after.contains("  filesystem:"),
+        "{after}"
+    );
+    let backups: Vec<_> = std::fs::read_dir(cfg.parent().unwrap())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains("wasmgate-backup"))
+        .collect();
+    assert_eq!(backups.len(), 1);
+    assert_eq!(std::fs::read_to_string(backups[0].path()).unwrap(), before);
+    // A second write changes nothing; a clash is refused.
+    let o = wasmgate(
+        &["import", desktop.to_str().unwrap(), "--write"],
+        home.path(),
+    );
+    assert!(
+        o.status.success() && text(&o).contains("nothing changed"),
+        "{}",
+        text(&o)
+    );
+    let goose = fixture("goose-config.yaml");
+    let o = wasmgate(&["import", goose.to_str().unwrap(), "--write"], home.path());
+    assert!(
+        text(&o).contains("already has servers named echo"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(std::fs::read_to_string(&cfg).unwrap(), after);
+}
+
+#[test]
+fn setup_adds_one_entry_keeps_the_rest_and_undo_removes_exactly_it() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let plugins = h.join("plugins");
+    std::fs::create_dir_all(&plugins).unwrap();
+    let claude = h.join(".claude.json");
+    let before = "{\n  \"numStartups\": 3,\n  \"mcpServers\": {\n    \"other\": {\"type\": \"stdio\", \"command\": \"/bin/other\"}\n  },\n  \"zzz\": true\n}\n";
+    std::fs::write(&claude, before).unwrap();
+    let codex = h.join(".codex/config.toml");
+    std::fs::create_dir_all(codex.parent().unwrap()).unwrap();
+    let codex_before =
+        "# my codex\nmodel = \"o3\"\n\n[mcp_servers.docs]\ncommand = \"docs\" # keep me\n";
+    std::fs::write(&codex, codex_before).unwrap();
+    let goose = h.join(".config/goose/config.yaml");
+    std::fs::create_dir_all(goose.parent().unwrap()).unwrap();
+    let goose_before = "# goose\nGOOSE_PROVIDER: openai\nextensions:\n  developer:\n    type: builtin\n    name: developer\n";
+    std::fs::write(&goose, goose_before).unwrap();
+
+    for (agent, file, old) in [
+        ("claude-code", &claude, before),
+        ("codex", &codex, codex_before),
+        ("goose", &goose, goose_before),
+    ] {
+        // --dry-run prints the diff and writes nothing.
+        let o = wasmgate(
+            &[
+                "setup",
+                agent,
+                "--dry-run",
+                "--plugins",
+                plugins.to_str().unwrap(),
+            ],
+            h,
+        );
+        assert!(o.status.success(), "{agent}: {}", text(&o));
+        assert!(
+            text(&o).contains("+") && text(&o).contains("wasmgate"),
+            "{}",
+            text(&o)
+        );
+        assert_eq!(std::fs::read_to_string(file).unwrap(), old);
+        let o = wasmgate(&["setup", agent, "--plugins", plugins.to_str().unwrap()], h);
+        assert!(o.status.success(), "{agent}: {}", text(&o));
+        let after = std::fs::read_to_string(file).unwrap();
+        // What was there is kept, in order; the entry reads back as ours.
+        let r = wasmgate::manifest::load_config(file);
+        let names: Vec<&str> = r.order.iter().map(String::as_str).collect();
+        assert!(
+            names.last() == Some(&"wasmgate"),
+            "{agent}: {names:?}\n{after}"
+        );
+        let s = r.servers.iter().find(|s| s.name == "wasmgate").unwrap();
+        let Transport::Stdio { command, args, .. } = &s.transport else {
+            panic!()
+        };
+        assert!(
+            Path::new(command).ends_with(
+                Path::new(env!("CARGO_BIN_EXE_wasmgate"))
+                    .file_name()
+                    .unwrap()
+            ),
+            "{command}"
+        );
+        assert_eq!(args[0], "serve");
+        assert!(args.contains(&plugins.display().to_string()), "{args:?}");
+        // Again: nothing to do.
+        let o = wasmgate(&["setup", agent, "--plugins", plugins.to_str().unwrap()], h);
+        assert!(text(&o).contains("already set up"), "{}", text(&o));
+        let o = wasmgate(&["setup", agent, "--undo"], h);
+        assert!(o.status.success(), "{agent}: {}", text(&o));
+        let undone = std::fs::read_to_string(file).unwrap();
+        if agent == "claude-code" {
+            let a: serde_json::Value = serde_json::from_str(&undone).unwrap();
+            let b: serde_json::Value = serde_json::from_str(old).unwrap();
+            assert_eq!(a, b);
+            assert!(undone.find("numStartups") < undone.find("zzz"));
+        } else {
+            assert_eq!(undone.trim_end(), old.trim_end(), "{agent}");
+        }
+    }
+    // An entry named wasmgate that is not ours is left alone.
+    std::fs::write(
+        &claude,
+        r#"{"mcpServers": {"wasmgate": {"command": "/bin/else"}}}"#,
+    )
+    .unwrap();
+    let o = wasmgate(&["setup", "claude-code", "--undo"], h);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o).contains("does not run `wasmgate serve`"),
+        "{}",
+        text(&o)
+    );
+}
+
+// --- serve's not-offered resource -------------------------------------------
+
+#[test]
+fn not_offered_names_each_missing_application_in_its_availability_sentence() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("config.yaml");
+    let app =
+        "{presence: executable, location: [{kind: command, name: wasmgate-test-no-such-app}]}";
+    std::fs::write(
+        &cfg,
+        format!(
+            "mcp_servers:\n  vendor:\n    command: /bin/true\n    app: {{linux: {app}, darwin: {app}, win32: {app}}}\n    requires: {{app: true}}\n  plain: {{command: /bin/true}}\n"
+        ),
+    )
+    .unwrap();
+    let mut o = wasmgate::host::HostOptions::new();
+    o.config = Some(cfg);
+    o.trust = wasmgate::trust::TrustPolicy::Dev;
+    let host = wasmgate::host::Host::load(o).unwrap();
+    let list = wasmgate::gateway::not_offered::not_offered(&host);
+    assert_eq!(list.len(), 1, "{list:?}");
+    assert_eq!(list[0].server, "vendor");
+    assert_eq!(list[0].plugin, None);
+    assert_eq!(
+        list[0].sentence,
+        "vendor is not installed. Install vendor, then try again."
+    );
+    let text = wasmgate::gateway::not_offered::not_offered_markdown(&host);
+    assert!(
+        text.contains(
+            "- `vendor` (the config file): vendor is not installed. Install vendor, then try again."
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("plain"), "{text}");
+}
