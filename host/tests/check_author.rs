@@ -178,7 +178,9 @@ fn skill_problems_are_warnings_and_bad_front_matter_an_error() {
         "skills[0] 'a': requires_apps names 'tol', which is not a server of this plugin or the config file (did you mean 'tool'?); the gate hides the skill",
     );
     assert!(
-        !warnings.iter().any(|w| w.contains("'nope'") && w.contains("did you mean")),
+        !warnings
+            .iter()
+            .any(|w| w.contains("'nope'") && w.contains("did you mean")),
         "{warnings:#?}"
     );
     has(
@@ -271,11 +273,18 @@ fn help_says_check_and_availability_take_the_plugin_folder() {
             .expect("wasmgate runs");
         assert_eq!(out.status.code(), Some(0));
         let text = String::from_utf8_lossy(&out.stdout);
-        assert!(text.contains("the plugin's folder"), "{cmd} --help:\n{text}");
+        assert!(
+            text.contains("the plugin's folder"),
+            "{cmd} --help:\n{text}"
+        );
     }
-    // And a folder is what check takes: its one `.wasm` … here its plugin.yaml.
+    // And a folder is what check takes (here: its plugin.yaml).
     let t = tempfile::tempdir().unwrap();
-    write(t.path(), "p/plugin.yaml", "name: p\nversion: '1'\nmcp_servers: {}\n");
+    write(
+        t.path(),
+        "p/plugin.yaml",
+        "name: p\nversion: '1'\nmcp_servers: {}\n",
+    );
     let out = check(t.path(), &["p"]);
     assert_eq!(
         out.status.code(),
