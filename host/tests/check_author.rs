@@ -141,7 +141,7 @@ fn skill_problems_are_warnings_and_bad_front_matter_an_error() {
     write(
         t.path(),
         "p/skills/a/SKILL.md",
-        "---\nname: alpha\ndescription: d\nrequires_apps: [tool, nope, bare]\nrequire_app: x\n---\n",
+        "---\nname: alpha\ndescription: d\nrequires_apps: [tool, nope, bare, tol]\nrequire_app: x\n---\n",
     );
     // b: no front matter at all.
     write(t.path(), "p/skills/b/SKILL.md", "# Just text\n");
@@ -173,12 +173,22 @@ fn skill_problems_are_warnings_and_bad_front_matter_an_error() {
         "skills[0] 'a': requires_apps names 'nope', which is not a server of this plugin or the config file",
     );
     has("skills[0] 'a': requires_apps names 'bare', a server without a declaration");
+    // A near miss of a declared server's name gets a hint; 'nope' is near none.
+    has(
+        "skills[0] 'a': requires_apps names 'tol', which is not a server of this plugin or the config file (did you mean 'tool'?); the gate hides the skill",
+    );
+    assert!(
+        !warnings
+            .iter()
+            .any(|w| w.contains("'nope'") && w.contains("did you mean")),
+        "{warnings:#?}"
+    );
     has(
         "skills[0] 'a': front matter key 'require_app' is not read by wasmgate; did you mean 'requires_apps'?",
     );
     has("skills[1] 'b': SKILL.md has no front matter");
     assert!(
-        !warnings.iter().any(|w| w.contains("'tool'")),
+        !warnings.iter().any(|w| w.contains("names 'tool'")),
         "{warnings:#?}"
     );
     assert_eq!(doc["errors"].as_array().unwrap().len(), 1, "{doc:#}");
@@ -252,4 +262,34 @@ fn every_error_shows_its_value_and_json_is_printed_for_invalid_input() {
             "{args:?}: {doc:#}"
         );
     }
+}
+
+#[test]
+fn help_says_check_and_availability_take_the_plugin_folder() {
+    for cmd in ["check", "availability"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_wasmgate"))
+            .args([cmd, "--help"])
+            .output()
+            .expect("wasmgate runs");
+        assert_eq!(out.status.code(), Some(0));
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("the plugin's folder"),
+            "{cmd} --help:\n{text}"
+        );
+    }
+    // And a folder is what check takes (here: its plugin.yaml).
+    let t = tempfile::tempdir().unwrap();
+    write(
+        t.path(),
+        "p/plugin.yaml",
+        "name: p\nversion: '1'\nmcp_servers: {}\n",
+    );
+    let out = check(t.path(), &["p"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

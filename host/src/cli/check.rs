@@ -317,8 +317,12 @@ pub fn plugin_checks(
                     "{label}: requires_apps names '{app}', a server without a declaration (app: / requires:); the gate does not know it and hides the skill"
                 ));
             } else if !known.contains(&app.as_str()) {
+                // A one-letter slip of the plugin's own server is the usual cause.
+                let hint = did_you_mean(app, &known)
+                    .map(|c| format!(" (did you mean '{c}'?)"))
+                    .unwrap_or_default();
                 warnings.push(format!(
-                    "{label}: requires_apps names '{app}', which is not a server of this plugin or the config file; the gate hides the skill until a server of that name with a declaration is offerable"
+                    "{label}: requires_apps names '{app}', which is not a server of this plugin or the config file{hint}; the gate hides the skill until a server of that name with a declaration is offerable"
                 ));
             }
         }

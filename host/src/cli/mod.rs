@@ -60,7 +60,10 @@ pub enum Command {
     /// Validate a plugin: a `.wasm` component, a `plugin.yaml`, or a `plugin.json`.
     /// Prints the normalized manifest, or every error as `<where>: <field path> …`.
     Check {
-        /// The file to check.
+        /// The plugin: a `.wasm` component, a `plugin.yaml`, a `plugin.json`, or
+        /// the plugin's folder (its plugin.yaml, else plugin.json, else its one
+        /// `.wasm`). Check the assembled folder, so the server it ships beside
+        /// the component is checked too.
         path: PathBuf,
     },
     /// The tools offered now (connected servers whose declaration is offerable).
@@ -77,7 +80,8 @@ pub enum Command {
     Skills,
     /// Evaluate the declarations of a plugin on this machine or on a simulated host.
     Availability {
-        /// A `plugin.yaml`, `plugin.json` or `.wasm` component.
+        /// A `plugin.yaml`, `plugin.json` or `.wasm` component, or the plugin's
+        /// folder (as for `check`).
         path: PathBuf,
         /// A simulated host folder (`host.yaml` + `root/`; docs/simulated-host.md).
         #[arg(long, value_name = "DIR")]

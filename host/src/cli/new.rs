@@ -275,6 +275,14 @@ mod tests {
         let cargo = std::fs::read_to_string(t.path().join("demo-app/Cargo.toml")).unwrap();
         assert!(cargo.contains("wasmgate-sdk = \"0.1\""), "{cargo}");
         assert!(cargo.contains("\n[workspace]\n"), "{cargo}");
+        // The way to `cargo test` it is there, commented out, so `cargo
+        // build` never resolves the host's dependencies.
+        assert!(
+            cargo.contains("# [dev-dependencies]\n# wasmgate = ")
+                && cargo.contains("# [profile.dev.package.\"*\"]\n# opt-level = 1")
+                && cargo.contains("\"Test a plugin\""),
+            "{cargo}"
+        );
         let lib = std::fs::read_to_string(t.path().join("demo-app/src/lib.rs")).unwrap();
         assert!(
             lib.contains("struct DemoApp;") && !lib.contains("{{"),
