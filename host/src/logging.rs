@@ -59,7 +59,9 @@ pub fn clean_line(raw: &str) -> String {
     let text = crate::mcp::redact::redact_patterns(&text);
     let mut out = String::with_capacity(text.len() + 1);
     let mut rest = text.as_str();
-    while let Some(i) = rest.find(|c: char| c.is_control()) {
+    // Bidi overrides too (a server name may hold one): they reorder what
+    // the terminal shows of the rest of the line.
+    while let Some(i) = rest.find(crate::terminal::is_unsafe) {
         out.push_str(&rest[..i]);
         let after = &rest[i..];
         if let Some(sgr) = sgr_len(after) {
@@ -145,5 +147,9 @@ mod tests {
         let coloured = clean_line("\u{1b}[33m WARN\u{1b}[0m ok\n");
         assert_eq!(coloured, "\u{1b}[33m WARN\u{1b}[0m ok\n");
         assert!(!clean_line("key sk-proj.abc_DEF-9 leaked\n").contains("abc_DEF"));
+        assert_eq!(
+            clean_line("server 'srv\u{202e}evil' failed\n"),
+            "server 'srv\\u{202e}evil' failed\n"
+        );
     }
 }

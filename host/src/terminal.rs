@@ -10,7 +10,7 @@ use std::borrow::Cow;
 /// Whether `c` must not reach a terminal raw: C0 and C1 controls, DEL, and
 /// the Unicode format characters that reorder or hide text (bidi embeddings,
 /// overrides and isolates; zero-width joiners are kept, emoji need them).
-fn is_unsafe(c: char) -> bool {
+pub(crate) fn is_unsafe(c: char) -> bool {
     c.is_control()
         || matches!(c, '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }

@@ -85,7 +85,7 @@ pub async fn run(mut ctx: Context, cmd: &PluginCommand) -> anyhow::Result<u8> {
     match r {
         Ok(()) => Ok(0),
         Err(e) => {
-            eprintln!("wasmgate plugin: {e}");
+            eprintln!("wasmgate plugin: {}", crate::terminal::text(&e));
             Ok(1)
         }
     }
@@ -99,6 +99,8 @@ struct Inspected {
     /// The file a signature covers (component, or manifest).
     signed: PathBuf,
     digest: digest::Digest,
+    /// Errors of parts left out (an invalid server), one sentence each.
+    problems: Vec<String>,
     /// A downloaded copy's folder, removed on drop.
     _download: Option<TempDir>,
 }
@@ -113,6 +115,7 @@ struct InspectOut<'a> {
     source: String,
     signature: Option<String>,
     surface: &'a Surface,
+    problems: &'a [String],
 }
 
 async fn inspect(ctx: &Context, source: &str, sha256: Option<&str>) -> Result<(), String> {
@@ -129,18 +132,21 @@ async fn inspect(ctx: &Context, source: &str, sha256: Option<&str>) -> Result<()
             source: source.to_owned(),
             signature,
             surface: &surface,
+            problems: &i.problems,
         });
     } else {
-        print!(
-            "{}",
-            describe(
-                &surface,
-                &i.digest.sha256,
-                i.kind,
-                source,
-                signature.as_deref()
-            )
+        let mut o = describe(
+            &surface,
+            &i.digest.sha256,
+            i.kind,
+            source,
+            signature.as_deref(),
         );
+        // What is left out is said, not silently dropped.
+        for p in &i.problems {
+            o.push_str(&format!("  problem (left out): {}\n", esc(p)));
+        }
+        print!("{o}");
     }
     Ok(())
 }
@@ -293,18 +299,19 @@ async fn approve_loaded(
     } else if previous == TrustState::Changed {
         o.push_str(&format!("plugin {name} changed since its approval:\n"));
         for c in &rec.trust.changes {
-            o.push_str(&format!("  {c}\n"));
+            o.push_str(&format!("  {}\n", esc(c)));
         }
     }
     if !tool_changes.is_empty() {
         o.push_str("tools changed since their approval:\n");
         for c in &tool_changes {
-            o.push_str(&format!("  {c}\n"));
+            o.push_str(&format!("  {}\n", esc(c)));
         }
     }
     o.push_str(&format!(
         "approved {name} {} (sha256 {})\n",
-        rec.version, entry.sha256
+        esc(&rec.version),
+        entry.sha256
     ));
     print!("{o}");
     Ok(())
@@ -398,26 +405,26 @@ fn list(ctx: &Context) -> Result<(), String> {
     for p in &out {
         o.push_str(&format!(
             "{} {}: {}",
-            p.name,
-            p.version.as_deref().unwrap_or(""),
+            esc(&p.name),
+            esc(p.version.as_deref().unwrap_or("")),
             p.state
         ));
         if let Some(f) = &p.file {
-            o.push_str(&format!(" ({})", f.display()));
+            o.push_str(&format!(" ({})", esc(&f.display().to_string())));
         }
         o.push('\n');
         for c in &p.changes {
-            o.push_str(&format!("  {c}\n"));
+            o.push_str(&format!("  {}\n", esc(c)));
         }
         if let Some(a) = &p.approve {
-            o.push_str(&format!("  approve with: {a}\n"));
+            o.push_str(&format!("  approve with: {}\n", esc(a)));
         }
     }
     if out.is_empty() {
         o.push_str("no plugins\n");
     }
     for p in host.problems() {
-        eprintln!("{p}");
+        eprintln!("{}", esc(&p.to_string()));
     }
     print!("{o}");
     Ok(())
@@ -463,7 +470,7 @@ fn remove(ctx: &Context, name: &str) -> Result<(), String> {
         }
     }
     for s in said {
-        println!("{s}");
+        println!("{}", esc(&s));
     }
     Ok(())
 }
@@ -476,25 +483,37 @@ fn describe(
     source: &str,
     signature: Option<&str>,
 ) -> String {
-    let mut o = format!("plugin {} {}\n", s.name, s.version);
-    o.push_str(&format!("  source: {source} ({kind})\n"));
+    // Every piece the plugin (or its file names) controls is escaped, so
+    // what the user reviews is what it runs (docs/security.md).
+    let mut o = format!("plugin {} {}\n", esc(&s.name), esc(&s.version));
+    o.push_str(&format!("  source: {} ({kind})\n", esc(source)));
     o.push_str(&format!("  sha256: {sha256}\n"));
     if let Some(sig) = signature {
-        o.push_str(&format!("  signature: {sig}\n"));
+        o.push_str(&format!("  signature: {}\n", esc(sig)));
     }
     if s.servers.is_empty() {
         o.push_str("  servers: none\n");
     }
     for srv in &s.servers {
-        o.push_str(&format!("  server {} ({})\n", srv.name, srv.transport));
+        o.push_str(&format!(
+            "  server {} ({})\n",
+            esc(&srv.name),
+            srv.transport
+        ));
         for l in surface::describe_server(srv) {
-            o.push_str(&format!("    {l}\n"));
+            o.push_str(&format!("    {}\n", esc(&l)));
         }
     }
     for k in &s.skills {
-        o.push_str(&format!("  skill {}\n", k.name));
+        o.push_str(&format!("  skill {}\n", esc(&k.name)));
     }
     o
+}
+
+/// One line of text a plugin controls, with control characters shown as
+/// escapes (`wasmgate::terminal`).
+fn esc(s: &str) -> std::borrow::Cow<'_, str> {
+    crate::terminal::line(s)
 }
 
 fn print_json<T: Serialize>(v: &T) {
@@ -608,6 +627,7 @@ fn read_path(path: &Path) -> Result<Inspected, String> {
         unit,
         signed: file,
         digest,
+        problems: r.errors.iter().map(ToString::to_string).collect(),
         _download: None,
     })
 }

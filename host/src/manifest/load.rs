@@ -23,7 +23,26 @@ pub const HERMES_EXTENSION: &str = "com.nousresearch.hermes";
 
 /// Reads at most `limit` bytes of UTF-8 text; `Err` is the message.
 fn read_bounded(path: &Path, limit: u64) -> Result<String, String> {
-    let f = std::fs::File::open(path).map_err(|e| format!("cannot be read: {e}"))?;
+    let mut opts = std::fs::OpenOptions::new();
+    opts.read(true);
+    #[cfg(unix)]
+    {
+        // A FIFO (or a device) named as the config would block the open or
+        // the read without end: opened without waiting, then refused.
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+    }
+    let f = opts
+        .open(path)
+        .map_err(|e| format!("cannot be read: {e}"))?;
+    match f.metadata() {
+        Ok(m) if m.is_file() => {}
+        Ok(m) if m.is_dir() => return Err("cannot be read: it is a folder".into()),
+        Ok(_) => {
+            return Err("is refused: it is not a regular file (a FIFO, socket or device)".into());
+        }
+        Err(e) => return Err(format!("cannot be read: {e}")),
+    }
     let mut buf = Vec::new();
     f.take(limit + 1)
         .read_to_end(&mut buf)

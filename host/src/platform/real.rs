@@ -39,7 +39,16 @@ impl RealPlatform {
 
 /// Opens a regular file; also returns its length in bytes (a read's size hint).
 fn open_regular(path: &str) -> io::Result<(fs::File, u64)> {
-    let f = fs::File::open(path)?;
+    let mut opts = fs::OpenOptions::new();
+    opts.read(true);
+    #[cfg(unix)]
+    {
+        // A FIFO at a declared path (a `server_json` in /tmp) must not
+        // block the open without end; the type is checked on the handle.
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+    }
+    let f = opts.open(path)?;
     let m = f.metadata()?;
     if !m.is_file() {
         return Err(io::Error::new(

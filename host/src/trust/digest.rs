@@ -191,6 +191,13 @@ fn walk(
             std::fs::symlink_metadata(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         if meta.is_dir() {
             walk(root, &path, depth + 1, known, out, budget)?;
+        } else if meta.file_type().is_symlink() && !link_stays_inside(&rel, &path)? {
+            // Its target's content is not in the folder, so it could change
+            // after approval without changing the digest.
+            return Err(format!(
+                "{}: a link that leads out of the plugin folder; a plugin's files must stay in its folder, so it is not pinned",
+                path.display()
+            ));
         } else {
             out.push(record(&path, &rel, &meta, known, budget)?);
         }
@@ -209,12 +216,14 @@ fn record(
     if ft.is_symlink() {
         // Never followed: the link's own target text is what is pinned.
         let target = std::fs::read_link(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let text = target.to_string_lossy();
+        // The target's own bytes: two targets that differ only in bytes
+        // that are not UTF-8 must not hash alike.
+        let bytes = os_bytes(target.as_os_str());
         return Ok(FileRecord {
             path: rel.to_owned(),
             kind: "link".into(),
-            sha256: sha256_hex(text.as_bytes()),
-            size: text.len() as u64,
+            sha256: sha256_hex(&bytes),
+            size: bytes.len() as u64,
             identity: None,
         });
     }
@@ -275,6 +284,44 @@ fn record(
         size: read,
         identity: kept,
     })
+}
+
+/// The bytes of an OS string: the raw bytes on unix, UTF-8 (lossy) elsewhere.
+fn os_bytes(s: &std::ffi::OsStr) -> std::borrow::Cow<'_, [u8]> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        std::borrow::Cow::Borrowed(s.as_bytes())
+    }
+    #[cfg(not(unix))]
+    {
+        match s.to_string_lossy() {
+            std::borrow::Cow::Borrowed(t) => std::borrow::Cow::Borrowed(t.as_bytes()),
+            std::borrow::Cow::Owned(t) => std::borrow::Cow::Owned(t.into_bytes()),
+        }
+    }
+}
+
+/// Whether the link at `path` (`rel`: its `/`-separated path inside the
+/// plugin folder) names something inside the folder, judged on its target
+/// text alone: not absolute, and its `..` never climbs above the folder.
+/// A link inside that names another link is judged by that link's own entry.
+fn link_stays_inside(rel: &str, path: &Path) -> Result<bool, String> {
+    use std::path::Component;
+    let target = std::fs::read_link(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    // The folders above the link, inside the plugin folder.
+    let mut depth = rel.split('/').count().saturating_sub(1);
+    for c in target.components() {
+        match c {
+            Component::Normal(_) => depth += 1,
+            Component::CurDir => {}
+            Component::ParentDir if depth > 0 => depth -= 1,
+            Component::ParentDir | Component::RootDir | Component::Prefix(_) => {
+                return Ok(false);
+            }
+        }
+    }
+    Ok(true)
 }
 
 /// Reads at most `cap` bytes of a regular file and hashes them. Opened
@@ -379,11 +426,22 @@ mod tests {
         assert_ne!(d1.sha256, d2.sha256);
         #[cfg(unix)]
         {
-            std::os::unix::fs::symlink("/etc/passwd", dir.path().join("l")).unwrap();
+            std::os::unix::fs::symlink("skills/SKILL.md", dir.path().join("l")).unwrap();
             let d3 = digest(&Unit::Folder(dir.path().into()), &d2.files).unwrap();
             let l = d3.files.iter().find(|f| f.path == "l").unwrap();
             assert_eq!(l.kind, "link");
-            assert_eq!(l.sha256, sha256_hex(b"/etc/passwd"));
+            assert_eq!(l.sha256, sha256_hex(b"skills/SKILL.md"));
+            // Links whose target leaves the folder are not pinned.
+            for (name, target) in [("abs", "/etc/passwd"), ("up", "skills/../../x")] {
+                let link = dir.path().join(name);
+                std::os::unix::fs::symlink(target, &link).unwrap();
+                let e = digest(&Unit::Folder(dir.path().into()), &[]).unwrap_err();
+                assert!(e.contains("leads out of the plugin folder"), "{e}");
+                std::fs::remove_file(&link).unwrap();
+            }
+            std::os::unix::fs::symlink("../SKILL.md", dir.path().join("skills/up")).unwrap();
+            assert!(digest(&Unit::Folder(dir.path().into()), &[]).is_ok());
+            std::fs::remove_file(dir.path().join("skills/up")).unwrap();
             let fifo = dir.path().join("fifo");
             let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
             assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);

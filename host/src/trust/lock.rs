@@ -73,7 +73,16 @@ pub struct ToolPin {
 /// Reads a lock file; a missing file is an empty lock. Errors (naming the
 /// file): unreadable, over [`MAX_LOCK_BYTES`], not the lock's JSON.
 pub fn read(path: &Path) -> Result<(LockFile, Vec<u8>), String> {
-    let f = match std::fs::File::open(path) {
+    let mut opts = std::fs::OpenOptions::new();
+    opts.read(true);
+    #[cfg(unix)]
+    {
+        // A FIFO in the lock's place must not hang every command: the open
+        // does not wait for a writer, and the type is checked below.
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.custom_flags(libc::O_NONBLOCK);
+    }
+    let f = match opts.open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Ok((LockFile::default(), Vec::new()));
