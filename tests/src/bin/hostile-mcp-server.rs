@@ -16,6 +16,8 @@
 //!   detached) in the server's process group; its pid goes to PIDFILE.
 //! * `--grandchild-stdout PIDFILE` — the same, but the helper keeps the
 //!   server's stdout open.
+//! * `--sleep-secs N` — sleeps N seconds and exits (the helper on Windows,
+//!   which has no `sleep`: this program started again).
 //!
 //! Tools (`tools/call`, arguments in parentheses):
 //! * `say (text)` — the text back as one text block.
@@ -62,6 +64,10 @@ fn main() {
             }
         }
         let _ = err.flush();
+    }
+    if let Some(secs) = value_of("--sleep-secs").and_then(|v| v.parse().ok()) {
+        std::thread::sleep(std::time::Duration::from_secs(secs));
+        return;
     }
     if args.iter().any(|a| a == "--exit-at-start") {
         std::process::exit(3);
@@ -244,12 +250,20 @@ fn call(out: &mut impl Write, id: &Value, name: &Value, args: &Value) -> Option<
     }
 }
 
-/// Starts `sleep 600` (in this process's group) and writes its pid to
-/// `pidfile`; with `keep_stdout` it inherits this process's stdout.
+/// Starts `sleep 600` (on Windows this program with `--sleep-secs 600`; in
+/// this process's group or job) and writes its pid to `pidfile`; with
+/// `keep_stdout` it inherits this process's stdout.
 fn spawn_helper(pidfile: &str, keep_stdout: bool) {
-    let mut cmd = std::process::Command::new("sleep");
-    cmd.arg("600")
-        .stdin(std::process::Stdio::null())
+    let mut cmd = if cfg!(windows) {
+        let mut c = std::process::Command::new(std::env::current_exe().expect("own path"));
+        c.args(["--sleep-secs", "600"]);
+        c
+    } else {
+        let mut c = std::process::Command::new("sleep");
+        c.arg("600");
+        c
+    };
+    cmd.stdin(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
     if !keep_stdout {
         cmd.stdout(std::process::Stdio::null());
