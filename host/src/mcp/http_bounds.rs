@@ -26,6 +26,9 @@ use sse_stream::Sse;
 
 use super::line_transport::MAX_TOOLS_PAGE_BYTES;
 
+/// The SSE events of one stream, as rmcp's client trait passes them.
+type Events = BoxStream<'static, Result<Sse, SseError>>;
+
 /// The HTTP client of one streamable HTTP server with its answers bounded.
 ///
 /// `message_limit` is the largest answer read, in bytes (the stdio message
@@ -110,13 +113,13 @@ fn is_event_too_large(e: &SseError) -> bool {
 /// The events of one response stream, ended with an error answer to `id`
 /// when one event is over `limit` or all of them together are.
 fn bounded_events(
-    events: BoxStream<'static, Result<Sse, SseError>>,
+    events: Events,
     answer: Option<(RequestId, String)>,
     server: Arc<str>,
     limit: usize,
-) -> BoxStream<'static, Result<Sse, SseError>> {
+) -> Events {
     struct State {
-        events: BoxStream<'static, Result<Sse, SseError>>,
+        events: Events,
         answer: Option<(RequestId, String)>,
         server: Arc<str>,
         total: usize,
@@ -157,10 +160,7 @@ fn bounded_events(
                     Ok(event)
                 }
             }
-            Err(e) if is_event_too_large(&e) => match fail(&mut s, Over::Event) {
-                Some(answer) => answer,
-                None => Err(e),
-            },
+            Err(e) if is_event_too_large(&e) => fail(&mut s, Over::Event).unwrap_or(Err(e)),
             Err(e) => Err(e),
         };
         Some((item, s))
@@ -274,7 +274,7 @@ impl StreamableHttpClient for BoundedHttpClient {
         last_event_id: Option<String>,
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<Self::Error>> {
+    ) -> Result<Events, StreamableHttpError<Self::Error>> {
         self.get_stream_with_max_sse_event_size(
             uri,
             session_id,
@@ -297,7 +297,7 @@ impl StreamableHttpClient for BoundedHttpClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
         _max_sse_event_size: usize,
-    ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<Self::Error>> {
+    ) -> Result<Events, StreamableHttpError<Self::Error>> {
         self.inner
             .get_stream_with_max_sse_event_size(
                 uri,
