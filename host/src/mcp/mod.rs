@@ -26,6 +26,7 @@ pub mod filter;
 mod handler;
 pub(crate) mod line_transport;
 pub mod naming;
+mod peers;
 pub mod redact;
 pub mod sampling;
 pub mod transport;
