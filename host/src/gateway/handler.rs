@@ -391,7 +391,10 @@ impl ServerHandler for GatewayHandler {
         _context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
         let host = self.gateway.host();
-        let taken: Vec<String> = offered_skills(&host).into_iter().map(|o| o.prompt).collect();
+        let taken: Vec<String> = offered_skills(&host)
+            .into_iter()
+            .map(|o| o.prompt)
+            .collect();
         self.gateway.complete_upstream(&taken, request).await
     }
 
@@ -401,10 +404,7 @@ impl ServerHandler for GatewayHandler {
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         // Recorded per session: the least severe level this client wants.
-        *self
-            .log_level
-            .lock()
-            .unwrap_or_else(|e| e.into_inner()) = Some(request.level);
+        *self.log_level.lock().unwrap_or_else(|e| e.into_inner()) = Some(request.level);
         Ok(())
     }
 }

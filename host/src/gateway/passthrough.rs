@@ -83,10 +83,9 @@ fn upstream_error(server: &str, what: &str, e: ServiceError) -> ErrorData {
     match e {
         // The server's own JSON-RPC error goes back as it sent it.
         ServiceError::McpError(e) => e,
-        other => ErrorData::internal_error(
-            format!("{what} on server '{server}' failed: {other}"),
-            None,
-        ),
+        other => {
+            ErrorData::internal_error(format!("{what} on server '{server}' failed: {other}"), None)
+        }
     }
 }
 
@@ -460,7 +459,10 @@ impl Gateway {
         let Some((peer, caps)) = self.host().offered_peer(&server) else {
             return Ok(CompleteResult::default());
         };
-        if caps.get("completions").is_none_or(serde_json::Value::is_null) {
+        if caps
+            .get("completions")
+            .is_none_or(serde_json::Value::is_null)
+        {
             return Ok(CompleteResult::default());
         }
         bounded(&server, "completion/complete", peer.complete(request)).await
