@@ -725,6 +725,20 @@ impl Host {
         &self.servers
     }
 
+    /// The live MCP session of `name` when the server is connected and
+    /// offerable now (the gate of its tools), with its capabilities as JSON;
+    /// `None` otherwise. The gateway's pass-through of prompts, resources
+    /// and completions goes through it (`docs/mcp-client.md` §7).
+    pub fn offered_peer(
+        &self,
+        name: &str,
+    ) -> Option<(rmcp::service::Peer<rmcp::RoleClient>, serde_json::Value)> {
+        if !self.server(name).is_some_and(ServerRecord::offerable) {
+            return None;
+        }
+        self.client.peer_of(name)
+    }
+
     /// The server named `name`.
     pub fn server(&self, name: &str) -> Option<&ServerRecord> {
         self.servers.iter().find(|s| s.spec.name == name)

@@ -69,6 +69,22 @@ pub struct ServeArgs {
     #[arg(long, value_name = "AGENT",
           value_parser = clap::builder::PossibleValuesParser::new(crate::mcp::naming::BUDGET_AGENTS))]
     pub name_budget: Option<String>,
+    /// How upstream tools and prompts are named: `always` (default,
+    /// `mcp_<server>_<name>`) or `never` (each server's own names, for a
+    /// gateway in front of one server). `never` is refused, with the
+    /// collisions listed, when two servers offer the same name; it waits
+    /// for the servers to connect before answering (docs/mcp-client.md §7).
+    #[arg(long, value_name = "MODE", default_value = "always", value_parser = parse_prefix)]
+    pub prefix: gateway::PrefixMode,
+}
+
+/// Parses `--prefix`: `always` or `never`.
+pub fn parse_prefix(s: &str) -> Result<gateway::PrefixMode, String> {
+    match s {
+        "always" => Ok(gateway::PrefixMode::Always),
+        "never" => Ok(gateway::PrefixMode::Never),
+        _ => Err(format!("expected `always` or `never`, not `{s}`")),
+    }
 }
 
 impl ServeArgs {
@@ -218,10 +234,27 @@ pub async fn run(mut host: HostOptions, args: &ServeArgs) -> anyhow::Result<u8> 
         // The client's initialize is answered at once; servers that connect
         // later are announced with tools/list_changed (a slow or silent
         // server must not hold up the agent's start).
-        discover_in_background: true,
+        // `--prefix never` needs every server's names before it may offer
+        // them unprefixed, so it connects first.
+        discover_in_background: args.prefix == gateway::PrefixMode::Always,
+        prefix: args.prefix,
         ..GatewayOptions::new()
     };
     let gw = Gateway::start(options).await?;
+    if args.prefix == gateway::PrefixMode::Never {
+        let collisions = gw.prefix_collisions().await;
+        if !collisions.is_empty() {
+            eprintln!(
+                "wasmgate serve: --prefix never: two servers offer the same name, so names \
+                 need the server prefix (use --prefix always):"
+            );
+            for c in &collisions {
+                eprintln!("  {c}");
+            }
+            gw.shutdown().await;
+            return Ok(2);
+        }
+    }
     for p in gw.host().problems() {
         tracing::warn!("{p}");
     }

@@ -17,6 +17,10 @@ use rmcp::model::{
     ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, Role, ServerCapabilities,
     ServerConfig, Tool, ToolAnnotations,
 };
+use rmcp::model::{
+    CompleteRequestParams, CompleteResult, ListResourceTemplatesResult, SetLevelRequestParams,
+    SubscribeRequestParams, UnsubscribeRequestParams,
+};
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use std::borrow::Cow;
@@ -33,12 +37,18 @@ pub struct GatewayHandler {
     gateway: Gateway,
     /// The gateway's number for this session (sampling routing).
     session: u64,
+    /// The level this session set with `logging/setLevel`.
+    log_level: Arc<std::sync::Mutex<Option<rmcp::model::LoggingLevel>>>,
 }
 
 impl GatewayHandler {
     pub(super) fn new(gateway: Gateway) -> GatewayHandler {
         let session = gateway.inner.route.session_number();
-        GatewayHandler { gateway, session }
+        GatewayHandler {
+            gateway,
+            session,
+            log_level: Default::default(),
+        }
     }
 }
 
@@ -124,7 +134,13 @@ impl ServerHandler for GatewayHandler {
             .enable_prompts_list_changed()
             .enable_resources()
             .enable_resources_list_changed()
+            .enable_resources_subscribe()
             .build();
+        // Upstream servers' completions and the caller's log level pass
+        // through (passthrough.rs).
+        let mut caps = caps;
+        caps.completions = Some(Default::default());
+        caps.logging = Some(Default::default());
         ServerConfig::new(caps)
             .with_server_info(Implementation::new("wasmgate", env!("CARGO_PKG_VERSION")))
             .with_instructions(
@@ -145,7 +161,16 @@ impl ServerHandler for GatewayHandler {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         self.gateway.settle_first_discovery().await;
-        let tools = self.gateway.offered_tools().iter().map(mcp_tool).collect();
+        let tools = self
+            .gateway
+            .agent_tools()
+            .into_iter()
+            .map(|(name, t)| {
+                let mut tool = mcp_tool(&t);
+                tool.name = name.into();
+                tool
+            })
+            .collect();
         Ok(ListToolsResult::with_all_items(tools))
     }
 
@@ -154,7 +179,7 @@ impl ServerHandler for GatewayHandler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let name: Cow<'static, str> = request.name;
+        let name: Cow<'static, str> = self.gateway.registered_tool_name(&request.name).into();
         let args = request.arguments.map_or(
             serde_json::Value::Object(Default::default()),
             serde_json::Value::Object,
@@ -225,7 +250,7 @@ impl ServerHandler for GatewayHandler {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
         let host = self.gateway.host();
-        let prompts = offered_skills(&host)
+        let mut prompts: Vec<Prompt> = offered_skills(&host)
             .into_iter()
             .map(|o| {
                 Prompt::new(o.prompt, o.skill.description.clone(), None).with_title(format!(
@@ -234,6 +259,12 @@ impl ServerHandler for GatewayHandler {
                 ))
             })
             .collect();
+        let taken: Vec<String> = prompts.iter().map(|p| p.name.clone()).collect();
+        for o in self.gateway.upstream_prompts(&taken).await {
+            let mut p = o.prompt;
+            p.name = o.name;
+            prompts.push(p);
+        }
         Ok(ListPromptsResult::with_all_items(prompts))
     }
 
@@ -245,11 +276,17 @@ impl ServerHandler for GatewayHandler {
         let host = self.gateway.host();
         let skills = offered_skills(&host);
         let Some(o) = skills.iter().find(|o| o.prompt == request.name) else {
+            let taken: Vec<String> = skills.iter().map(|o| o.prompt.clone()).collect();
+            let name = request.name.clone();
+            if let Some(r) = self
+                .gateway
+                .get_upstream_prompt(&name, &taken, request)
+                .await
+            {
+                return r.map(Into::into);
+            }
             return Err(ErrorData::invalid_params(
-                format!(
-                    "no skill prompt named '{}' is offered now; call prompts/list",
-                    request.name
-                ),
+                format!("no prompt named '{name}' is offered now; call prompts/list"),
                 None,
             ));
         };
@@ -279,7 +316,7 @@ impl ServerHandler for GatewayHandler {
             );
         // Last, after the skills (clients that show the first resource
         // show a skill).
-        let resources = offered_skills(&host)
+        let mut resources: Vec<Resource> = offered_skills(&host)
             .into_iter()
             .map(|o| {
                 let mut r = Resource::new(o.uri, o.skill.name.clone())
@@ -292,6 +329,13 @@ impl ServerHandler for GatewayHandler {
             })
             .chain(std::iter::once(not_offered))
             .collect();
+        let skills = resources.len();
+        for (_, r) in self.gateway.upstream_resources().await {
+            // A skill URI is the gateway's own; a server cannot shadow it.
+            if !resources[..skills].iter().any(|s| s.uri == r.uri) {
+                resources.push(r);
+            }
+        }
         Ok(ListResourcesResult::with_all_items(resources))
     }
 
@@ -313,19 +357,76 @@ impl ServerHandler for GatewayHandler {
         }
         let skills = offered_skills(&host);
         let Some(o) = skills.iter().find(|o| o.uri == request.uri) else {
-            return Err(ErrorData::resource_not_found(
-                format!(
-                    "no skill resource '{}' is offered now; call resources/list",
-                    request.uri
-                ),
-                None,
-            ));
+            if request.uri.starts_with(SKILL_SCHEME) {
+                return Err(ErrorData::resource_not_found(
+                    format!(
+                        "no skill resource '{}' is offered now; call resources/list",
+                        request.uri
+                    ),
+                    None,
+                ));
+            }
+            return self.gateway.read_upstream(request).await.map(Into::into);
         };
         Ok(ReadResourceResult::new(vec![
             ResourceContents::text(o.skill.markdown.clone(), o.uri.clone())
                 .with_mime_type("text/markdown"),
         ])
         .into())
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let templates = self
+            .gateway
+            .upstream_templates()
+            .await
+            .into_iter()
+            .map(|(_, t)| t)
+            .collect();
+        Ok(ListResourceTemplatesResult::with_all_items(templates))
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.gateway.subscribe_upstream(request).await
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.gateway.unsubscribe_upstream(request).await
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let host = self.gateway.host();
+        let taken: Vec<String> = offered_skills(&host)
+            .into_iter()
+            .map(|o| o.prompt)
+            .collect();
+        self.gateway.complete_upstream(&taken, request).await
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        // Recorded per session: the least severe level this client wants.
+        *self.log_level.lock().unwrap_or_else(|e| e.into_inner()) = Some(request.level);
+        Ok(())
     }
 }
 

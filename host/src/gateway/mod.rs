@@ -66,9 +66,11 @@
 mod handler;
 pub mod http;
 pub mod not_offered;
+pub mod passthrough;
 pub mod sampling;
 
 pub use handler::GatewayHandler;
+pub use passthrough::PrefixMode;
 
 use crate::host::{Host, HostOptions};
 use crate::mcp::{CallError, CallResult, ToolInfo};
@@ -104,6 +106,9 @@ pub struct GatewayOptions {
     /// that connects later is announced with `tools/list_changed`. `false`
     /// (the default for embedding): `start` returns after discovery.
     pub discover_in_background: bool,
+    /// How upstream tools and prompts are named (`serve --prefix`,
+    /// [`PrefixMode`]). Default [`PrefixMode::Always`].
+    pub prefix: PrefixMode,
 }
 
 impl GatewayOptions {
@@ -114,6 +119,7 @@ impl GatewayOptions {
             refresh_every: Some(DEFAULT_REFRESH),
             watch_tick: DEFAULT_WATCH_TICK,
             discover_in_background: false,
+            prefix: PrefixMode::Always,
         }
     }
 }

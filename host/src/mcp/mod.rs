@@ -27,6 +27,7 @@ mod handler;
 mod http_bounds;
 pub(crate) mod line_transport;
 pub mod naming;
+mod peers;
 pub mod redact;
 pub mod sampling;
 pub mod transport;
