@@ -26,6 +26,7 @@ pub mod filter;
 mod handler;
 pub(crate) mod line_transport;
 pub mod naming;
+pub mod oauth;
 pub mod redact;
 pub mod sampling;
 pub mod transport;
