@@ -783,6 +783,15 @@ impl Host {
         let line = |s: &ServerRecord| {
             let c = conn.iter().find(|c| c.name == s.spec.name);
             let connection = match c {
+                // A server that needs `wasmgate login` (docs/mcp-client.md §9).
+                Some(c)
+                    if c.state == ConnectionState::Failed
+                        && c.last_error
+                            .as_deref()
+                            .is_some_and(|e| e.starts_with(mcp::oauth::AUTH_REQUIRED)) =>
+                {
+                    mcp::oauth::AUTH_REQUIRED.into()
+                }
                 Some(c) => c.state.to_string(),
                 None if !s.spec.enabled => "disabled".into(),
                 None if !s.offerable() => "gated".into(),
@@ -925,7 +934,8 @@ pub struct ServerStatusLine {
     pub transport: &'static str,
     /// `null` when the server has no declaration.
     pub availability: Option<AvailabilityLine>,
-    /// `connected`, `connecting`, `failed`, `disabled`, `gated`, or
+    /// `connected`, `connecting`, `failed`, `auth_required` (an `auth:
+    /// oauth` server that needs `wasmgate login`), `disabled`, `gated`, or
     /// `not_connected` (offerable, discovery not run).
     pub connection: String,
     /// Registered tool names (withheld ones left out).

@@ -8,6 +8,7 @@ pub mod agents;
 pub mod availability;
 pub mod check;
 pub mod component;
+pub mod login;
 pub mod new;
 pub mod plugin;
 mod report;
@@ -108,6 +109,14 @@ pub enum Command {
         /// What to do.
         #[command(subcommand)]
         action: plugin::PluginCommand,
+    },
+    /// Log in to an `auth: oauth` server (OAuth 2.1, browser and loopback
+    /// redirect; docs/mcp-client.md §9).
+    Login(login::LoginArgs),
+    /// Forget the login of an `auth: oauth` server.
+    Logout {
+        /// The server's name.
+        server: String,
     },
 }
 
@@ -234,6 +243,14 @@ fn run(cli: Cli) -> u8 {
             Ok(0)
         }),
         Command::Serve(args) => with_runtime(|| serve::run(options(), args)),
+        Command::Login(args) => with_runtime(|| async {
+            let h = Host::load(options())?;
+            Ok(login::run_login(&h, args).await)
+        }),
+        Command::Logout { server } => match Host::load(options()) {
+            Ok(h) => login::run_logout(&h, server),
+            Err(e) => fatal(&e),
+        },
         Command::Call { tool, args } => {
             let args: serde_json::Value = match serde_json::from_str(args) {
                 Ok(v @ serde_json::Value::Object(_)) => v,

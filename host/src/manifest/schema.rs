@@ -599,7 +599,7 @@ pub fn servers_from_value(
     out
 }
 
-const SERVER_KEYS: [&str; 15] = [
+const SERVER_KEYS: [&str; 17] = [
     "command",
     "args",
     "env",
@@ -615,6 +615,8 @@ const SERVER_KEYS: [&str; 15] = [
     "sampling",
     "app",
     "requires",
+    "auth",
+    "oauth",
 ];
 
 /// Validates one server entry (`mcp_servers.<name>`). `label` is the where
@@ -773,6 +775,7 @@ pub fn server_from_value(
         bad.extend(fails);
         SamplingPolicy::default()
     });
+    let oauth = parse_oauth(m, has_url, ctx, plugin, &mut bad);
     for f in bad.drain(..) {
         fail(&mut errs, f);
     }
@@ -818,7 +821,12 @@ pub fn server_from_value(
             max_result_bytes,
             sampling,
             declaration,
-            secrets,
+            secrets: {
+                let mut secrets = secrets;
+                secrets.extend(oauth.as_ref().and_then(|o| o.client_secret.clone()));
+                secrets
+            },
+            oauth,
         }),
         _ => {
             // Every path to "no transport" pushes its reason; this is a
@@ -948,6 +956,151 @@ fn stdio_transport(
         env,
         env_passthrough,
     })
+}
+
+/// `auth: oauth` and its `oauth:` block (docs/mcp-client.md §9):
+/// `client_id`, `client_secret_env` (the name of the variable that holds
+/// the secret; a secret is never written inline), `scopes`,
+/// `client_metadata_url` (https), `grant` (`authorization_code`, the
+/// default, or `client_credentials`). `None` without `auth`.
+fn parse_oauth(
+    m: &Mapping,
+    has_url: bool,
+    ctx: &ManifestContext,
+    plugin: Option<&str>,
+    bad: &mut Vec<Fail>,
+) -> Option<crate::mcp::oauth::OAuthConfig> {
+    let get = |k: &str| m.get(k).filter(|v| !v.is_null());
+    let auth = get("auth");
+    let block = get("oauth");
+    match auth {
+        None => {
+            if block.is_some() {
+                bad.push(("oauth".into(), "is only valid with auth: oauth".into()));
+            }
+            return None;
+        }
+        Some(Value::String(s)) if s == "oauth" => {}
+        Some(o) => {
+            bad.push((
+                "auth".into(),
+                format!("must be oauth (got {})", describe(o)),
+            ));
+            return None;
+        }
+    }
+    if !has_url {
+        bad.push(("auth".into(), "is only valid with url".into()));
+        return None;
+    }
+    let mut cfg = crate::mcp::oauth::OAuthConfig::default();
+    let Some(block) = block else {
+        return Some(cfg);
+    };
+    let Value::Mapping(b) = block else {
+        bad.push((
+            "oauth".into(),
+            format!("must be a mapping (got {})", describe(block)),
+        ));
+        return None;
+    };
+    const KEYS: [&str; 5] = [
+        "client_id",
+        "client_secret_env",
+        "scopes",
+        "client_metadata_url",
+        "grant",
+    ];
+    if let Some(msg) = unknown_keys_message(b, &KEYS) {
+        bad.push(("oauth".into(), msg));
+    }
+    let before = bad.len();
+    let text = |key: &str, bad: &mut Vec<Fail>| match b.get(key).filter(|v| !v.is_null()) {
+        None => None,
+        Some(Value::String(s)) if !s.trim().is_empty() && s.len() <= 2048 => {
+            Some(s.trim().to_string())
+        }
+        Some(o) => {
+            bad.push((
+                format!("oauth.{key}"),
+                format!("must be a non-empty string (got {})", describe(o)),
+            ));
+            None
+        }
+    };
+    cfg.client_id = text("client_id", bad);
+    if let Some(var) = text("client_secret_env", bad) {
+        if !ctx.may_read_env(plugin, &var) {
+            bad.push((
+                "oauth.client_secret_env".into(),
+                format!("names '{var}', a variable this plugin was not granted (env_grants)"),
+            ));
+        } else {
+            match ctx.env.get(&var).filter(|v| !v.is_empty()) {
+                Some(v) => cfg.client_secret = Some(v.clone()),
+                None => bad.push((
+                    "oauth.client_secret_env".into(),
+                    format!("names '{var}', which is not set in the environment"),
+                )),
+            }
+        }
+        if cfg.client_id.is_none() {
+            bad.push((
+                "oauth.client_secret_env".into(),
+                "needs oauth.client_id (a secret belongs to a pre-registered client)".into(),
+            ));
+        }
+    }
+    match b.get("scopes").filter(|v| !v.is_null()) {
+        None => {}
+        Some(Value::Sequence(items)) if items.len() <= 64 => {
+            for (i, it) in items.iter().enumerate() {
+                match it {
+                    Value::String(s) if !s.is_empty() && !s.contains(char::is_whitespace) => {
+                        cfg.scopes.push(s.clone())
+                    }
+                    o => bad.push((
+                        format!("oauth.scopes[{i}]"),
+                        format!("must be a scope name without spaces (got {})", describe(o)),
+                    )),
+                }
+            }
+        }
+        Some(o) => bad.push((
+            "oauth.scopes".into(),
+            format!(
+                "must be a list of at most 64 scope names (got {})",
+                describe(o)
+            ),
+        )),
+    }
+    if let Some(u) = text("client_metadata_url", bad) {
+        if url::Url::parse(&u).is_ok_and(|p| p.scheme() == "https" && p.host().is_some()) {
+            cfg.client_metadata_url = Some(u);
+        } else {
+            bad.push((
+                "oauth.client_metadata_url".into(),
+                format!("must be an https:// URL (got '{u}')"),
+            ));
+        }
+    }
+    match text("grant", bad).as_deref() {
+        None | Some("authorization_code") => {}
+        Some("client_credentials") => {
+            cfg.client_credentials = true;
+            if cfg.client_id.is_none() || cfg.client_secret.is_none() {
+                bad.push((
+                    "oauth.grant".into(),
+                    "client_credentials needs oauth.client_id and oauth.client_secret_env".into(),
+                ));
+            }
+        }
+        Some(o) => bad.push((
+            "oauth.grant".into(),
+            format!("must be authorization_code or client_credentials (got '{o}')"),
+        )),
+    }
+    (bad.len() == before).then_some(cfg)
 }
 
 /// `url` and `headers` of a streamable HTTP server; `None` when either is

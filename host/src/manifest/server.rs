@@ -70,6 +70,9 @@ pub struct ServerSpec {
     /// redacted also in successful tool results (docs/security.md,
     /// "Redaction"). Empty by default.
     pub secrets: Vec<String>,
+    /// `auth: oauth` (HTTP servers only; docs/mcp-client.md §9): the
+    /// server's tokens come from `wasmgate login`. `None`: static headers.
+    pub oauth: Option<crate::mcp::oauth::OAuthConfig>,
 }
 
 impl ServerSpec {
@@ -90,6 +93,7 @@ impl ServerSpec {
             sampling: SamplingPolicy::default(),
             declaration: None,
             secrets: Vec::new(),
+            oauth: None,
         }
     }
 }

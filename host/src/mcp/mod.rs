@@ -27,6 +27,7 @@ mod handler;
 mod http_bounds;
 pub(crate) mod line_transport;
 pub mod naming;
+pub mod oauth;
 mod peers;
 pub mod redact;
 pub mod sampling;

@@ -147,6 +147,14 @@ pub enum ConnectError {
         /// Why (`process is not running`, `url host is not loopback`, …).
         detail: String,
     },
+    /// An `auth: oauth` server without a usable login: no tokens, or a
+    /// refresh the authorization server refused (docs/mcp-client.md §9).
+    AuthRequired {
+        /// The configured server name (for the `wasmgate login` hint).
+        server: String,
+        /// Why, in a few words (never a token).
+        reason: String,
+    },
 }
 
 impl ConnectError {
@@ -170,6 +178,7 @@ impl ConnectError {
                 | ConnectError::LegacySse { .. }
                 | ConnectError::Tls { .. }
                 | ConnectError::Timeout { .. }
+                | ConnectError::AuthRequired { .. }
         )
     }
 
@@ -208,6 +217,10 @@ impl ConnectError {
             ConnectError::AppNotRunning { detail } => {
                 ConnectError::AppNotRunning { detail: r(detail) }
             }
+            ConnectError::AuthRequired { server, reason } => ConnectError::AuthRequired {
+                server,
+                reason: r(reason),
+            },
             other => other,
         }
     }
@@ -300,6 +313,12 @@ impl fmt::Display for ConnectError {
             ConnectError::AppNotRunning { detail } => write!(
                 f,
                 "the application that hosts this server gives no usable endpoint ({detail}); start the application (it writes its server_json with the URL and token when it runs)"
+            ),
+            ConnectError::AuthRequired { server, reason } => write!(
+                f,
+                "{}: {reason}; {}",
+                super::oauth::AUTH_REQUIRED,
+                super::oauth::login_hint(server)
             ),
         }
     }
@@ -753,6 +772,9 @@ pub(crate) async fn open_http(spec: &ServerSpec, handler: Handler) -> Result<Ope
         })?;
         custom.insert(n, v);
     }
+    if let Some(oauth) = &spec.oauth {
+        return open_oauth(spec, url, oauth, custom, handler).await;
+    }
     open_url(url, custom, false, http_bounds_of(spec), handler).await
 }
 
@@ -763,6 +785,54 @@ fn http_bounds_of(spec: &ServerSpec) -> (&str, usize) {
         spec.name.as_str(),
         MIN_STDIO_MESSAGE_BYTES.max(spec.max_result_bytes.saturating_mul(4)),
     )
+}
+
+/// An `auth: oauth` server (docs/mcp-client.md §9): rmcp's authorized
+/// client with the stored login; no login, a refused refresh or a 401 that
+/// one refresh does not cure is [`ConnectError::AuthRequired`].
+async fn open_oauth(
+    spec: &ServerSpec,
+    url: &str,
+    oauth: &super::oauth::OAuthConfig,
+    headers: std::collections::HashMap<http::HeaderName, http::HeaderValue>,
+    handler: Handler,
+) -> Result<Opened, ConnectError> {
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let auth_required = |reason: String| ConnectError::AuthRequired {
+        server: spec.name.clone(),
+        reason,
+    };
+    let direct = is_loopback_url(url);
+    let http = http_client(direct, None).map_err(|e| ConnectError::Http {
+        url: url.to_string(),
+        message: e.to_string(),
+    })?;
+    let client = super::oauth::authorized_client(&spec.name, url, oauth, http)
+        .await
+        .map_err(auth_required)?;
+    let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
+    let transport = StreamableHttpClientTransport::with_client(client, config);
+    match handler.serve(transport).await {
+        Ok(service) => {
+            let peer = service.peer().clone();
+            Ok(Opened {
+                service,
+                peer,
+                child: None,
+            })
+        }
+        Err(e) => {
+            let chain = error_chain(&e);
+            if chain.contains("authorization required") || chain.contains("HTTP 401") {
+                return Err(auth_required("the server refused the stored login".into()));
+            }
+            Err(ConnectError::Http {
+                url: url.to_string(),
+                message: tidy_http_error(&chain),
+            })
+        }
+    }
 }
 
 /// Connects the app-endpoint transport (`docs/declarations.md` §7): the

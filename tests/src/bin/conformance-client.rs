@@ -10,6 +10,15 @@
 //! scenario that needs a feature wasmgate lacks fails, and is listed in
 //! `tests/interop/conformance-baseline.yml`.
 //!
+//! An `auth/*` scenario runs the OAuth code of `wasmgate::mcp::oauth`
+//! (docs/mcp-client.md §9): the server entry gets `auth: oauth` with the
+//! scenario's pre-registered client from `MCP_CONFORMANCE_CONTEXT` (when
+//! it gives one) and this client's Client ID Metadata Document URL; the
+//! first connect finds no login, [`wasmgate::mcp::oauth::login::login`]
+//! runs with a browser stand-in that follows the authorization server's
+//! redirect to the loopback listener, and the second connect uses the
+//! stored tokens (in a temporary token folder).
+//!
 //! Exit status: 0 when every step succeeded, 1 otherwise (the reason on
 //! stderr). Log lines of the library go to stderr (`RUST_LOG`, default
 //! `info`).
@@ -20,9 +29,14 @@ use std::time::Duration;
 
 use wasmgate::manifest::server::{ServerSpec, Transport};
 use wasmgate::mcp::McpClient;
+use wasmgate::mcp::oauth::{self, OAuthConfig};
 
 /// Name of the one configured server; its tools are `mcp_conformance_<tool>`.
 const SERVER: &str = "conformance";
+
+/// The Client ID Metadata Document URL the suite's `auth/basic-cimd`
+/// authorization server expects.
+const CLIENT_METADATA_URL: &str = "https://conformance-test.local/client-metadata.json";
 
 #[tokio::main]
 async fn main() -> ExitCode {
@@ -62,8 +76,38 @@ async fn run(url: &str, scenario: &str) -> Result<(), String> {
             },
         )
     };
-    let client = McpClient::new();
-    let report = client.connect_all(&[spec], |_| true).await;
+    let mut spec = spec;
+    // Kept until the end: the token folder of this run.
+    let mut _tokens = None;
+    if scenario.starts_with("auth/") {
+        let dir = tempdir()?;
+        oauth::set_token_dir(dir.clone());
+        _tokens = Some(TempDir(dir));
+        spec.oauth = Some(oauth_config(scenario));
+    }
+    let mut client = McpClient::new();
+    let mut report = client
+        .connect_all(std::slice::from_ref(&spec), |_| true)
+        .await;
+    if let (Some(cfg), Some((_, e))) = (&spec.oauth, report.failed.first())
+        && e.contains(oauth::AUTH_REQUIRED)
+    {
+        eprintln!("first connect: {e}; logging in");
+        client.shutdown().await;
+        oauth::login::login(
+            SERVER,
+            url,
+            cfg,
+            oauth::login::following_browser(),
+            Duration::from_secs(20),
+        )
+        .await
+        .map_err(|e| format!("login failed: {e}"))?;
+        client = McpClient::new();
+        report = client
+            .connect_all(std::slice::from_ref(&spec), |_| true)
+            .await;
+    }
     let outcome = async {
         if let Some((_, e)) = report.failed.first() {
             return Err(format!("connect failed: {e}"));
@@ -74,7 +118,12 @@ async fn run(url: &str, scenario: &str) -> Result<(), String> {
             tools.iter().map(|t| &t.original_name).collect::<Vec<_>>()
         );
         for (tool, args) in calls(scenario) {
-            let name = format!("mcp_{SERVER}_{tool}");
+            // The registered name (a `-` in the server's name is mapped).
+            let name = tools
+                .iter()
+                .find(|t| t.original_name == tool)
+                .map(|t| t.name.clone())
+                .unwrap_or_else(|| format!("mcp_{SERVER}_{tool}"));
             let r = client
                 .call(&name, args)
                 .await
@@ -104,5 +153,46 @@ fn calls(scenario: &str) -> Vec<(&'static str, serde_json::Value)> {
         }
         s if s.starts_with("auth/") => vec![("test-tool", json!({}))],
         _ => vec![],
+    }
+}
+
+/// The `auth: oauth` settings of an `auth/*` scenario: the pre-registered
+/// client the suite hands over in `MCP_CONFORMANCE_CONTEXT`, if any, and
+/// the CIMD URL; the client-credentials scenarios use that grant.
+fn oauth_config(scenario: &str) -> OAuthConfig {
+    let ctx: serde_json::Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|c| serde_json::from_str(&c).ok())
+        .unwrap_or_default();
+    let text = |k: &str| ctx[k].as_str().map(str::to_string);
+    OAuthConfig {
+        client_id: text("client_id"),
+        client_secret: text("client_secret"),
+        client_metadata_url: Some(CLIENT_METADATA_URL.to_string()),
+        client_credentials: scenario.starts_with("auth/client-credentials"),
+        ..OAuthConfig::default()
+    }
+}
+
+/// A fresh private folder under the system temp dir.
+fn tempdir() -> Result<std::path::PathBuf, String> {
+    let d = std::env::temp_dir().join(format!(
+        "wasmgate-conformance-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0)
+    ));
+    std::fs::create_dir_all(&d).map_err(|e| format!("{}: {e}", d.display()))?;
+    Ok(d)
+}
+
+/// Removes its folder when dropped.
+struct TempDir(std::path::PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
     }
 }

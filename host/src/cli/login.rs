@@ -1,0 +1,109 @@
+//! `wasmgate login SERVER` and `wasmgate logout SERVER` (docs/mcp-client.md
+//! §9): the OAuth login of one `auth: oauth` server, and forgetting it.
+//! Neither prints a token.
+
+use crate::host::Host;
+use crate::manifest::Transport;
+use crate::mcp::oauth::{self, login};
+
+/// `wasmgate login` arguments.
+#[derive(Debug, clap::Args)]
+pub struct LoginArgs {
+    /// The server's name (its `mcp_servers` key).
+    pub server: String,
+    /// Do not open a browser; only print the URL to open elsewhere.
+    #[arg(long)]
+    pub no_browser: bool,
+    /// Seconds to wait for the browser's redirect (default 300).
+    #[arg(long, value_name = "SECONDS", default_value_t = 300)]
+    pub wait: u64,
+}
+
+/// The URL and OAuth settings of `server`, or the exit message.
+fn oauth_server(h: &Host, server: &str) -> Result<(String, oauth::OAuthConfig), String> {
+    let Some(s) = h.servers().iter().find(|s| s.spec.name == server) else {
+        return Err(format!(
+            "no configured server is named '{}'; `wasmgate status` lists them",
+            crate::terminal::line(server)
+        ));
+    };
+    match (&s.spec.transport, &s.spec.oauth) {
+        (Transport::Http { url, .. }, Some(cfg)) => Ok((url.clone(), cfg.clone())),
+        _ => Err(format!(
+            "server '{}' has no `auth: oauth` in its entry (docs/mcp-client.md §9)",
+            crate::terminal::line(server)
+        )),
+    }
+}
+
+/// Runs `wasmgate login`; the exit code.
+pub async fn run_login(h: &Host, args: &LoginArgs) -> u8 {
+    let (url, cfg) = match oauth_server(h, &args.server) {
+        Ok(v) => v,
+        Err(msg) => {
+            eprintln!("wasmgate login: {msg}");
+            return 1;
+        }
+    };
+    let browser = if args.no_browser {
+        Box::new(
+            |url: String| -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
+                Box::pin(async move { eprintln!("Open this URL in a browser to log in:\n  {url}") })
+            },
+        ) as login::OpenBrowser
+    } else {
+        login::system_browser()
+    };
+    let wait = std::time::Duration::from_secs(args.wait.clamp(1, 3600));
+    match login::login(&args.server, &url, &cfg, browser, wait).await {
+        Ok(()) => {
+            eprintln!(
+                "wasmgate login: logged in to '{}'",
+                crate::terminal::line(&args.server)
+            );
+            0
+        }
+        Err(e) => {
+            eprintln!("wasmgate login: {}", crate::terminal::line(&e));
+            1
+        }
+    }
+}
+
+/// Runs `wasmgate logout SERVER`: removes the server's token file.
+pub fn run_logout(h: &Host, server: &str) -> u8 {
+    let (url, _) = match oauth_server(h, server) {
+        Ok(v) => v,
+        Err(msg) => {
+            eprintln!("wasmgate logout: {msg}");
+            return 1;
+        }
+    };
+    let store = match oauth::store_for(server, &url) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("wasmgate logout: {e}");
+            return 1;
+        }
+    };
+    match store.remove() {
+        Ok(true) => {
+            eprintln!(
+                "wasmgate logout: forgot the login of '{}'",
+                crate::terminal::line(server)
+            );
+            0
+        }
+        Ok(false) => {
+            eprintln!(
+                "wasmgate logout: '{}' was not logged in",
+                crate::terminal::line(server)
+            );
+            0
+        }
+        Err(e) => {
+            eprintln!("wasmgate logout: {}: {e}", store.path().display());
+            1
+        }
+    }
+}

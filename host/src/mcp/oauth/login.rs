@@ -1,0 +1,321 @@
+//! `wasmgate login SERVER` (docs/mcp-client.md §9): the authorization-code
+//! flow with PKCE through a loopback redirect listener (127.0.0.1, a
+//! random port, one `state` checked), and the client-credentials grant of
+//! a machine client. Tokens go to the server's token file
+//! ([`super::store`]); no token is ever printed or logged.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use rmcp::transport::auth::{AuthorizationRequest, ClientCredentialsConfig, OAuthState};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use super::{OAuthConfig, brief, manager, store_for};
+
+/// How the authorization URL reaches a browser: given the URL, it resolves
+/// when the browser was handed the URL (not when the user finished).
+pub type OpenBrowser = Box<dyn FnOnce(String) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send>;
+
+/// Largest request head read from the browser on the redirect listener.
+const MAX_REDIRECT_REQUEST_BYTES: usize = 16 * 1024;
+
+/// How long `login` waits for the browser's redirect by default.
+pub const DEFAULT_LOGIN_WAIT: Duration = Duration::from_secs(300);
+
+/// The `client_name` wasmgate registers under (dynamic registration).
+const CLIENT_NAME: &str = "wasmgate";
+
+/// Logs in to `server` at `url`: discovery from the server's 401
+/// challenge, registration, the authorization URL handed to `browser`,
+/// the redirect to the loopback listener (waiting at most `wait`), and the
+/// code exchanged for tokens, which are saved to the token file. A
+/// client-credentials server gets its token without a browser.
+///
+/// # Errors
+/// One line naming what failed (discovery, registration, the browser's
+/// answer, the `state` check, the token exchange); never a token.
+pub async fn login(
+    server: &str,
+    url: &str,
+    config: &OAuthConfig,
+    browser: OpenBrowser,
+    wait: Duration,
+) -> Result<(), String> {
+    if config.client_credentials {
+        return client_credentials(server, url, config).await;
+    }
+    let store = store_for(server, url)?;
+    let challenge = challenge_of(url).await;
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+        .await
+        .map_err(|e| format!("cannot open the redirect listener on 127.0.0.1: {e}"))?;
+    let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+    let redirect_uri = format!("http://127.0.0.1:{port}/callback");
+
+    let m = manager(url, store).await.map_err(|e| brief(&e))?;
+    let mut state = OAuthState::Unauthorized(m);
+    let mut request = AuthorizationRequest::new(&redirect_uri)
+        .with_client_name(CLIENT_NAME)
+        .with_initial_scope_selection();
+    if let Some(c) = challenge {
+        request = request.with_challenge(c);
+    }
+    if !config.scopes.is_empty() {
+        request = request.with_scopes(config.scopes.clone());
+    }
+    if let Some(id) = &config.client_id {
+        request = request.with_preregistered_client(id);
+        if let Some(s) = &config.client_secret {
+            request = request.with_client_secret(s);
+        }
+    }
+    if let Some(u) = &config.client_metadata_url {
+        request = request.with_client_metadata_url(u);
+    }
+    state
+        .start_authorization(request)
+        .await
+        .map_err(|e| format!("authorization could not start: {}", brief(&e)))?;
+    let auth_url = state.get_authorization_url().await.map_err(|e| brief(&e))?;
+    let expected_state =
+        query_value(&auth_url, "state").ok_or("the authorization URL has no state parameter")?;
+
+    let opened = tokio::spawn(browser(auth_url));
+    let target = tokio::time::timeout(wait, redirect(&listener, &redirect_uri, &expected_state))
+        .await
+        .map_err(|_| {
+            format!(
+                "no answer from the browser within {} s; run the login again",
+                wait.as_secs()
+            )
+        });
+    opened.abort();
+    let callback = target??;
+    state
+        .handle_callback_url(&callback)
+        .await
+        .map_err(|e| format!("the token exchange failed: {}", brief(&e)))?;
+    Ok(())
+}
+
+/// The client-credentials grant (`client_secret_basic` when the server
+/// offers only that, else `client_secret_post`), token saved.
+///
+/// # Errors
+/// No `client_id` / secret configured, or the server refused.
+pub async fn client_credentials(
+    server: &str,
+    url: &str,
+    config: &OAuthConfig,
+) -> Result<(), String> {
+    let (Some(client_id), Some(client_secret)) = (&config.client_id, &config.client_secret) else {
+        return Err(
+            "the client-credentials grant needs oauth.client_id and oauth.client_secret_env".into(),
+        );
+    };
+    let store = store_for(server, url)?;
+    let m = manager(url, store).await.map_err(|e| brief(&e))?;
+    let mut state = OAuthState::Unauthorized(m);
+    state
+        .authenticate_client_credentials(ClientCredentialsConfig::ClientSecret {
+            client_id: client_id.clone(),
+            client_secret: client_secret.clone(),
+            scopes: config.scopes.clone(),
+            resource: Some(url.to_string()),
+        })
+        .await
+        .map_err(|e| format!("the client-credentials grant failed: {}", brief(&e)))
+}
+
+/// The `WWW-Authenticate` header of the server's answer to an
+/// unauthenticated `initialize`, when it is a 401.
+async fn challenge_of(url: &str) -> Option<String> {
+    let client = crate::mcp::transport::http_client(
+        crate::mcp::transport::is_loopback_url(url),
+        Some(Duration::from_secs(30)),
+    )
+    .ok()?;
+    let body = serde_json::json!({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "wasmgate", "version": env!("CARGO_PKG_VERSION")}}
+    });
+    let resp = client
+        .post(url)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .ok()?;
+    if resp.status() != reqwest::StatusCode::UNAUTHORIZED {
+        return None;
+    }
+    resp.headers()
+        .get(http::header::WWW_AUTHENTICATE)?
+        .to_str()
+        .ok()
+        .map(|s| s.chars().take(4096).collect())
+}
+
+/// Waits for the browser's `GET /callback?…` on the listener; answers
+/// anything else with 404. The full redirect URL when `state` matches.
+async fn redirect(
+    listener: &tokio::net::TcpListener,
+    redirect_uri: &str,
+    expected_state: &str,
+) -> Result<String, String> {
+    loop {
+        let Ok((mut sock, _)) = listener.accept().await else {
+            continue;
+        };
+        let mut head = Vec::new();
+        let mut buf = [0u8; 2048];
+        let read = tokio::time::timeout(Duration::from_secs(10), async {
+            while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                let n = sock.read(&mut buf).await?;
+                if n == 0 {
+                    break;
+                }
+                head.extend_from_slice(&buf[..n]);
+                if head.len() > MAX_REDIRECT_REQUEST_BYTES {
+                    break;
+                }
+            }
+            Ok::<_, std::io::Error>(())
+        })
+        .await;
+        if !matches!(read, Ok(Ok(()))) {
+            continue;
+        }
+        let text = String::from_utf8_lossy(&head);
+        let target = text
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix("GET "))
+            .and_then(|l| l.split(' ').next())
+            .unwrap_or("");
+        if !target.starts_with("/callback") {
+            let _ = sock
+                .write_all(
+                    b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+                )
+                .await;
+            continue;
+        }
+        let full = format!("{}{}", redirect_uri.trim_end_matches("/callback"), target);
+        let (status, page, result) = if let Some(err) = query_value(&full, "error") {
+            let desc = query_value(&full, "error_description").unwrap_or_default();
+            (
+                "400 Bad Request",
+                "The authorization was refused. You can close this window.",
+                Err(format!(
+                    "the authorization server refused: {}{}{}",
+                    crate::terminal::line(&crate::terminal::cut_chars(&err, 200)),
+                    if desc.is_empty() { "" } else { ": " },
+                    crate::terminal::line(&crate::terminal::cut_chars(&desc, 300))
+                )),
+            )
+        } else if query_value(&full, "state").as_deref() != Some(expected_state) {
+            // Someone else's redirect (or a forged one): refused, and the
+            // login keeps waiting for the real one.
+            let _ = sock
+                .write_all(
+                    b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+                )
+                .await;
+            tracing::warn!("a redirect with a wrong state was refused");
+            continue;
+        } else {
+            (
+                "200 OK",
+                "wasmgate is logged in. You can close this window.",
+                Ok(full),
+            )
+        };
+        let resp = format!(
+            "HTTP/1.1 {status}\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{page}",
+            page.len()
+        );
+        let _ = sock.write_all(resp.as_bytes()).await;
+        return result;
+    }
+}
+
+/// The decoded value of query parameter `key` of `url`.
+fn query_value(url: &str, key: &str) -> Option<String> {
+    let u = url::Url::parse(url).ok()?;
+    u.query_pairs()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.into_owned())
+}
+
+/// The browser of an interactive login: prints the URL on stderr and, when
+/// this machine has a desktop, opens it with the system's opener.
+pub fn system_browser() -> OpenBrowser {
+    Box::new(|url: String| -> Pin<Box<dyn Future<Output = ()> + Send>> {
+        Box::pin(async move {
+            eprintln!("Open this URL in a browser to log in:\n  {url}");
+            open_with_system(&url);
+        })
+    })
+}
+
+fn open_with_system(url: &str) {
+    let (prog, args): (&str, Vec<&str>) = if cfg!(target_os = "macos") {
+        ("open", vec![url])
+    } else if cfg!(windows) {
+        ("rundll32", vec!["url.dll,FileProtocolHandler", url])
+    } else if std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some()
+    {
+        ("xdg-open", vec![url])
+    } else {
+        return;
+    };
+    let _ = std::process::Command::new(prog)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+}
+
+/// A browser stand-in for tests and the conformance client: it GETs the
+/// authorization URL and follows each redirect (at most 10) itself, the
+/// last one to the loopback listener, as a browser whose user approves.
+pub fn following_browser() -> OpenBrowser {
+    Box::new(|url: String| -> Pin<Box<dyn Future<Output = ()> + Send>> {
+        Box::pin(async move {
+            let Ok(client) = reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .no_proxy()
+                .timeout(Duration::from_secs(20))
+                .build()
+            else {
+                return;
+            };
+            let mut next = url;
+            for _ in 0..10 {
+                let Ok(resp) = client.get(&next).send().await else {
+                    return;
+                };
+                let Some(loc) = resp
+                    .headers()
+                    .get(http::header::LOCATION)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_string)
+                else {
+                    return;
+                };
+                let Ok(base) = url::Url::parse(&next) else {
+                    return;
+                };
+                let Ok(joined) = base.join(&loc) else {
+                    return;
+                };
+                next = joined.to_string();
+            }
+        })
+    })
+}

@@ -1,0 +1,144 @@
+//! OAuth 2.1 for remote MCP servers (`auth: oauth` on an HTTP server entry;
+//! docs/mcp-client.md §9), built on rmcp's `auth` module: discovery
+//! (protected-resource metadata from `WWW-Authenticate` or the well-known
+//! URL, authorization-server metadata with its older fallbacks), PKCE S256,
+//! the `resource` parameter, scope selection, client registration in the
+//! spec's order (pre-registered, Client ID Metadata Document, dynamic),
+//! refresh before expiry and once on a 401, and client credentials
+//! (`client_secret_basic` / `_post`) for machine clients.
+//!
+//! What wasmgate adds: the token file of each server ([`store`]), the
+//! loopback redirect listener of `wasmgate login` ([`login`]), and the
+//! `auth_required` verdict of a server whose tokens are missing or whose
+//! refresh failed ([`AUTH_REQUIRED`]).
+
+pub mod login;
+pub mod store;
+
+use std::path::PathBuf;
+
+use rmcp::transport::auth::{AuthClient, AuthError, AuthorizationManager};
+
+pub use store::{FileCredentialStore, default_token_dir};
+
+/// The state word `status` shows for a server that needs a login.
+pub const AUTH_REQUIRED: &str = "auth_required";
+
+/// The OAuth settings of one server entry (`auth: oauth` and its `oauth:`
+/// block, docs/mcp-client.md §9). `Debug` never shows the secret.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct OAuthConfig {
+    /// A client ID registered out of band (`oauth.client_id`); wins over
+    /// every other registration.
+    pub client_id: Option<String>,
+    /// The value of the variable named by `oauth.client_secret_env`, read
+    /// at load time (never written inline in a file).
+    pub client_secret: Option<String>,
+    /// Scopes to ask for (`oauth.scopes`); empty: the server's hint.
+    pub scopes: Vec<String>,
+    /// HTTPS URL of this client's Client ID Metadata Document
+    /// (`oauth.client_metadata_url`).
+    pub client_metadata_url: Option<String>,
+    /// `oauth.grant: client_credentials`: a machine client that gets its
+    /// token with `client_id` + `client_secret`, no browser.
+    pub client_credentials: bool,
+}
+
+impl std::fmt::Debug for OAuthConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthConfig")
+            .field("client_id", &self.client_id)
+            .field(
+                "client_secret",
+                &self.client_secret.as_ref().map(|_| "<redacted>"),
+            )
+            .field("scopes", &self.scopes)
+            .field("client_metadata_url", &self.client_metadata_url)
+            .field("client_credentials", &self.client_credentials)
+            .finish()
+    }
+}
+
+/// Where the token files are: set once for the process (tests and the
+/// conformance client point it at a temporary folder), else
+/// [`default_token_dir`].
+static TOKEN_DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// Sets the token folder for this process; `false` when it was set before.
+pub fn set_token_dir(dir: PathBuf) -> bool {
+    TOKEN_DIR.set(dir).is_ok()
+}
+
+/// The token folder in use; `None` when neither was set nor a user config
+/// dir exists.
+pub fn token_dir() -> Option<PathBuf> {
+    TOKEN_DIR.get().cloned().or_else(default_token_dir)
+}
+
+/// The store of `server` at `url`.
+///
+/// # Errors
+/// No token folder on this machine.
+pub fn store_for(server: &str, url: &str) -> Result<FileCredentialStore, String> {
+    let dir = token_dir().ok_or_else(|| {
+        "this machine has no user config dir for the token store; set WASMGATE_OAUTH_DIR"
+            .to_string()
+    })?;
+    Ok(FileCredentialStore::new(&dir, server, url))
+}
+
+/// The sentence every `auth_required` message ends with.
+pub fn login_hint(server: &str) -> String {
+    format!("run `wasmgate login {server}`")
+}
+
+/// An authorization manager for `url` with the server's token file as its
+/// credential store.
+pub(crate) async fn manager(
+    url: &str,
+    store: FileCredentialStore,
+) -> Result<AuthorizationManager, AuthError> {
+    let mut m = AuthorizationManager::new(url).await?;
+    m.set_credential_store(store);
+    Ok(m)
+}
+
+/// The HTTP client of an `auth: oauth` server: `http` with the bearer
+/// token of the stored login, refreshed before it expires and once on a
+/// 401. `Err(reason)` when there is no usable login (the caller reports
+/// [`AUTH_REQUIRED`]); a client-credentials server gets a fresh token here.
+pub(crate) async fn authorized_client(
+    server: &str,
+    url: &str,
+    config: &OAuthConfig,
+    http: reqwest::Client,
+) -> Result<AuthClient<reqwest::Client>, String> {
+    let store = store_for(server, url)?;
+    if config.client_credentials && !store.has_tokens() {
+        login::client_credentials(server, url, config).await?;
+    }
+    let mut m = manager(url, store).await.map_err(|e| e.to_string())?;
+    match m.initialize_from_store().await {
+        Ok(true) => {}
+        Ok(false) => return Err("not logged in".into()),
+        Err(e) => return Err(format!("the stored login cannot be used: {e}")),
+    }
+    // An expired access token is refreshed here, before the handshake; a
+    // refresh the server rejects means a new login.
+    match m.get_access_token().await {
+        Ok(_) => {}
+        Err(AuthError::AuthorizationRequired) => return Err("the login has expired".into()),
+        Err(e) => return Err(format!("the token refresh failed: {}", brief(&e))),
+    }
+    Ok(AuthClient::new(http, m))
+}
+
+/// An rmcp auth error in one line, with no token in it (rmcp's messages
+/// carry none; the redactor of the caller cuts any configured secret).
+pub(crate) fn brief(e: &AuthError) -> String {
+    let s = e.to_string();
+    match s.char_indices().nth(300) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s,
+    }
+}

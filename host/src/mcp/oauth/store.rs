@@ -1,0 +1,208 @@
+//! The per-server token store (docs/mcp-client.md §9, "Where tokens live"):
+//! one JSON file per server, `<dir>/<server>.json`, readable only by the
+//! user (mode 0600 in a 0700 folder on unix), written whole through a
+//! temporary file and a rename so a crash never leaves half a token.
+//!
+//! The file binds the tokens to the server's URL (the OAuth `resource`);
+//! rmcp binds them to the issuer ([`StoredCredentials::issuer`]) and drops
+//! them when the authorization server changes. A refresh response without
+//! a refresh token keeps the previous one (rmcp does so before it saves,
+//! and [`FileCredentialStore::save`] does it again for any other writer).
+
+use std::path::{Path, PathBuf};
+
+use oauth2::TokenResponse as _;
+use rmcp::transport::auth::{AuthError, CredentialStore, StoredCredentials};
+use serde::{Deserialize, Serialize};
+
+/// Largest token file read, in bytes: a token response is a few KiB.
+pub const MAX_TOKEN_FILE_BYTES: u64 = 256 * 1024;
+
+/// `WASMGATE_OAUTH_DIR`, else `<user config dir>/wasmgate/oauth`; `None`
+/// when the machine has no user config dir.
+pub fn default_token_dir() -> Option<PathBuf> {
+    if let Some(d) = std::env::var_os("WASMGATE_OAUTH_DIR").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(d));
+    }
+    use etcetera::BaseStrategy;
+    etcetera::choose_base_strategy()
+        .ok()
+        .map(|s| s.config_dir().join("wasmgate").join("oauth"))
+}
+
+/// What one token file holds.
+#[derive(Serialize, Deserialize)]
+struct TokenFile {
+    /// The server URL the tokens were granted for.
+    resource: String,
+    credentials: StoredCredentials,
+}
+
+/// The token file of one server, an rmcp [`CredentialStore`].
+#[derive(Debug, Clone)]
+pub struct FileCredentialStore {
+    path: PathBuf,
+    resource: String,
+}
+
+impl FileCredentialStore {
+    /// The store of server `server` (its `mcp_servers` key) at `url`,
+    /// in `dir`. The server name is a file name: names that are not plain
+    /// (`/`, `..`, control characters) are hex-encoded.
+    pub fn new(dir: &Path, server: &str, url: &str) -> FileCredentialStore {
+        FileCredentialStore {
+            path: dir.join(format!("{}.json", file_stem(server))),
+            resource: url.to_string(),
+        }
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether the file holds a token response for this server's URL.
+    pub fn has_tokens(&self) -> bool {
+        matches!(self.read(), Ok(Some(c)) if c.token_response.is_some())
+    }
+
+    /// Removes the file (`wasmgate logout`); `Ok(false)` when there was none.
+    ///
+    /// # Errors
+    /// The file exists and cannot be removed.
+    pub fn remove(&self) -> std::io::Result<bool> {
+        match std::fs::remove_file(&self.path) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn read(&self) -> Result<Option<StoredCredentials>, String> {
+        use std::io::Read;
+        let f = match std::fs::File::open(&self.path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("{}: {e}", self.path.display())),
+        };
+        let mut text = String::new();
+        f.take(MAX_TOKEN_FILE_BYTES + 1)
+            .read_to_string(&mut text)
+            .map_err(|e| format!("{}: {e}", self.path.display()))?;
+        if text.len() as u64 > MAX_TOKEN_FILE_BYTES {
+            return Err(format!(
+                "{}: larger than {MAX_TOKEN_FILE_BYTES} bytes",
+                self.path.display()
+            ));
+        }
+        // A file that no longer parses (another version, damage) means
+        // "not logged in", never a crash; the error names no value.
+        let Ok(file) = serde_json::from_str::<TokenFile>(&text) else {
+            tracing::warn!(path = %self.path.display(), "token file does not parse; ignored");
+            return Ok(None);
+        };
+        Ok((file.resource == self.resource).then_some(file.credentials))
+    }
+
+    fn write(&self, credentials: StoredCredentials) -> Result<(), String> {
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        create_private_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let text = serde_json::to_vec(&TokenFile {
+            resource: self.resource.clone(),
+            credentials,
+        })
+        .map_err(|e| e.to_string())?;
+        let tmp = self
+            .path
+            .with_extension(format!("json.{}.tmp", std::process::id()));
+        write_private(&tmp, &text).map_err(|e| format!("{}: {e}", tmp.display()))?;
+        std::fs::rename(&tmp, &self.path).map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            format!("{}: {e}", self.path.display())
+        })
+    }
+}
+
+/// `server` as a file stem: kept when it is letters, digits, `-`, `_`, `.`
+/// (not leading), else `x-` and its bytes in hex.
+fn file_stem(server: &str) -> String {
+    let plain = !server.is_empty()
+        && !server.starts_with('.')
+        && server.len() <= 100
+        && server
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+    if plain {
+        server.to_string()
+    } else {
+        let hex: String = server
+            .bytes()
+            .take(100)
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        format!("x-{hex}")
+    }
+}
+
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+    }
+    #[cfg(not(unix))]
+    {
+        std::fs::create_dir_all(dir)
+    }
+}
+
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut o = std::fs::OpenOptions::new();
+    o.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.mode(0o600);
+    }
+    let mut f = o.open(path)?;
+    // A file left by an older umask is narrowed too.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        f.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    }
+    f.write_all(bytes)?;
+    f.sync_all()
+}
+
+#[async_trait::async_trait]
+impl CredentialStore for FileCredentialStore {
+    async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
+        self.read().map_err(AuthError::CredentialStoreError)
+    }
+
+    async fn save(&self, mut credentials: StoredCredentials) -> Result<(), AuthError> {
+        // Keep the refresh token when a new response carries none (RFC 6749
+        // §6 lets the server omit it; erasing it would force a new login).
+        let client_id = credentials.client_id.clone();
+        if let (Some(new), Ok(Some(old))) = (credentials.token_response.as_mut(), self.read())
+            && new.refresh_token().is_none()
+            && old.client_id == client_id
+            && let Some(old_refresh) = old.token_response.as_ref().and_then(|t| t.refresh_token())
+        {
+            new.set_refresh_token(Some(old_refresh.clone()));
+        }
+        self.write(credentials)
+            .map_err(AuthError::CredentialStoreError)
+    }
+
+    async fn clear(&self) -> Result<(), AuthError> {
+        self.remove()
+            .map(|_| ())
+            .map_err(|e| AuthError::CredentialStoreError(format!("{}: {e}", self.path.display())))
+    }
+}
