@@ -13,7 +13,7 @@ Where Inkscape is looked for, and where its version comes from:
 - win32: the installer's uninstall entry ("Inkscape"), then the default
   folder; the PE version resource of `inkscape.exe` gives the version.
 
-Built by `cargo xtask plugins` into `target/plugins/inkscape/inkscape.wasm`.
+Built by `cargo xtask plugins` into `target/python-plugins/inkscape/inkscape.wasm`.
 """
 
 import wasmgate_sdk as sdk

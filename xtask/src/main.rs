@@ -17,7 +17,8 @@
 //!   `target/plugins/<plugin>/` ready for `wasmgate --plugins target/plugins`.
 //!   The Python example plugins (`PYTHON_PLUGINS`) are built with the
 //!   pinned `componentize-py` of `guest-sdk/python/requirements-build.txt`,
-//!   installed into `target/python-build/venv` (`python_plugins`).
+//!   installed into `target/python-build/venv`, into
+//!   `target/python-plugins/<plugin>/` (`python_plugins`).
 //! - `hostile-plugins` — builds the hostile test components of
 //!   `tests/hostile-plugins/` into `target/hostile-plugins/<name>.wasm`.
 //!
@@ -67,7 +68,7 @@ const EXAMPLE_PLUGINS: &[ExamplePlugin] = &[
 
 /// A Python example plugin (`example-plugins/<name>/app.py`, built with the
 /// Python SDK of `guest-sdk/python/` by componentize-py) laid out as
-/// `target/plugins/<name>/<name>.wasm`.
+/// `target/python-plugins/<name>/<name>.wasm`.
 struct PythonPlugin {
     name: &'static str,
 }
@@ -229,7 +230,10 @@ fn plugins() -> Result<PathBuf> {
             copy(&native_dir.join(&exe), &dir.join(&exe))?;
         }
     }
-    python_plugins(&out)?;
+    // Beside target/plugins, not in it: every test that loads the whole
+    // folder would otherwise compile 18 MB of CPython (minutes in a debug
+    // build), per test process.
+    python_plugins(&root().join("target").join("python-plugins"))?;
     Ok(out)
 }
 
@@ -241,8 +245,8 @@ fn componentize_py() -> Result<PathBuf> {
     let out = root().join("target").join("python-build");
     let venv = out.join("venv");
     let exe = venv.join("bin").join("componentize-py");
-    let pin = std::fs::read(&requirements)
-        .with_context(|| format!("read {}", requirements.display()))?;
+    let pin =
+        std::fs::read(&requirements).with_context(|| format!("read {}", requirements.display()))?;
     let digest = hex(&Sha256::digest(&pin));
     let stamp = out.join("installed.sha256");
     if exe.is_file() && std::fs::read_to_string(&stamp).is_ok_and(|s| s.trim() == digest) {
@@ -310,7 +314,7 @@ fn hash_tree(hash: &mut Sha256, base: &Path, dir: &Path, depth: usize) -> Result
 /// Builds each of `PYTHON_PLUGINS` with componentize-py against
 /// `guest-sdk/wit` (world `plugin`), the SDK of `guest-sdk/python` and the
 /// plugin's folder on the Python path, into `target/guest/python/`, and
-/// copies it to `<out>/<name>/<name>.wasm`. A stamp of the SHA-256 of every
+/// copies it to `<out>/<name>/<name>.wasm` (`target/python-plugins`). A stamp of the SHA-256 of every
 /// input (the pin, the WIT, the SDK, the plugin's folder) skips a build
 /// whose inputs did not change: componentize-py takes ~10–15 s.
 fn python_plugins(out: &Path) -> Result<()> {
@@ -329,8 +333,8 @@ fn python_plugins(out: &Path) -> Result<()> {
         let digest = hex(&hash.finalize());
         let wasm = build.join(format!("{}.wasm", p.name));
         let stamp = build.join(format!("{}.sha256", p.name));
-        let fresh = wasm.is_file()
-            && std::fs::read_to_string(&stamp).is_ok_and(|s| s.trim() == digest);
+        let fresh =
+            wasm.is_file() && std::fs::read_to_string(&stamp).is_ok_and(|s| s.trim() == digest);
         if !fresh {
             let exe = match &exe {
                 Some(e) => e,

@@ -119,7 +119,10 @@ impl Source {
     /// The SHA-256 (hex) of the component: remembered by identity in
     /// `dir`, else read and hashed (and remembered when the identity held).
     fn sha256(&mut self, dir: &Path) -> std::io::Result<String> {
-        let remembered = self.identity.as_ref().map(|id| dir.join(format!("id-{id}.sha256")));
+        let remembered = self
+            .identity
+            .as_ref()
+            .map(|id| dir.join(format!("id-{id}.sha256")));
         if let Some(p) = &remembered
             && let Ok(text) = std::fs::read_to_string(p)
             && text.trim().len() == 64
@@ -222,7 +225,11 @@ pub(crate) fn compile(
                     Ok(c) => {
                         // Verified in full: remember its identity now.
                         if let Some(id) = identity_of(&cwasm) {
-                            let _ = write_atomically(dir, &sum, format!("{expected}\n{id}\n").as_bytes());
+                            let _ = write_atomically(
+                                dir,
+                                &sum,
+                                format!("{expected}\n{id}\n").as_bytes(),
+                            );
                         }
                         return Ok((c, CacheOutcome::Hit));
                     }

@@ -609,22 +609,23 @@ impl PluginHost {
         let limit = self.config.max_component_bytes;
         // Opened, not read: a cached load of an unchanged file reads only
         // its header (`cache.rs`, "Identity shortcut").
-        let (handle, size) = crate::manifest::files::open_file_in_its_folder(file, limit).map_err(|e| {
-            use crate::manifest::PluginFileError as E;
-            fail(match e {
-                E::TooLarge {
-                    size: Some(size),
-                    limit,
-                } => LoadFailure::TooLarge { size, limit },
-                E::OutsideFolder | E::NotRegular { .. } => LoadFailure::Refused(e.to_string()),
-                other => LoadFailure::Io(
-                    other
-                        .to_string()
-                        .trim_start_matches("cannot be read: ")
-                        .to_string(),
-                ),
-            })
-        })?;
+        let (handle, size) =
+            crate::manifest::files::open_file_in_its_folder(file, limit).map_err(|e| {
+                use crate::manifest::PluginFileError as E;
+                fail(match e {
+                    E::TooLarge {
+                        size: Some(size),
+                        limit,
+                    } => LoadFailure::TooLarge { size, limit },
+                    E::OutsideFolder | E::NotRegular { .. } => LoadFailure::Refused(e.to_string()),
+                    other => LoadFailure::Io(
+                        other
+                            .to_string()
+                            .trim_start_matches("cannot be read: ")
+                            .to_string(),
+                    ),
+                })
+            })?;
         let stem = file
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
