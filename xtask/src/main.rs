@@ -15,6 +15,10 @@
 //! - `plugins` — builds the example plugin components (wasm32-wasip2,
 //!   release) and the native servers they ship, and lays them out in
 //!   `target/plugins/<plugin>/` ready for `wasmgate --plugins target/plugins`.
+//!   The Python example plugins (`PYTHON_PLUGINS`) are built with the
+//!   pinned `componentize-py` of `guest-sdk/python/requirements-build.txt`,
+//!   installed into `target/python-build/venv`, into
+//!   `target/python-plugins/<plugin>/` (`python_plugins`).
 //! - `hostile-plugins` — builds the hostile test components of
 //!   `tests/hostile-plugins/` into `target/hostile-plugins/<name>.wasm`.
 //!
@@ -61,6 +65,15 @@ const EXAMPLE_PLUGINS: &[ExamplePlugin] = &[
         ships: &[],
     },
 ];
+
+/// A Python example plugin (`example-plugins/<name>/app.py`, built with the
+/// Python SDK of `guest-sdk/python/` by componentize-py) laid out as
+/// `target/python-plugins/<name>/<name>.wasm`.
+struct PythonPlugin {
+    name: &'static str,
+}
+
+const PYTHON_PLUGINS: &[PythonPlugin] = &[PythonPlugin { name: "inkscape" }];
 
 /// Hostile test components (`tests/hostile-plugins/<name>`, package
 /// `hostile-<name>`).
@@ -217,7 +230,148 @@ fn plugins() -> Result<PathBuf> {
             copy(&native_dir.join(&exe), &dir.join(&exe))?;
         }
     }
+    // Beside target/plugins, not in it: every test that loads the whole
+    // folder would otherwise compile 18 MB of CPython (minutes in a debug
+    // build), per test process.
+    python_plugins(&root().join("target").join("python-plugins"))?;
     Ok(out)
+}
+
+/// The `componentize-py` of `target/python-build/venv`, installed from the
+/// pin in `guest-sdk/python/requirements-build.txt` when that pin changed
+/// (a stamp holds its SHA-256). Needs `python3` with its `venv` module.
+fn componentize_py() -> Result<PathBuf> {
+    let requirements = root().join("guest-sdk/python/requirements-build.txt");
+    let out = root().join("target").join("python-build");
+    let venv = out.join("venv");
+    let exe = venv.join("bin").join("componentize-py");
+    let pin =
+        std::fs::read(&requirements).with_context(|| format!("read {}", requirements.display()))?;
+    let digest = hex(&Sha256::digest(&pin));
+    let stamp = out.join("installed.sha256");
+    if exe.is_file() && std::fs::read_to_string(&stamp).is_ok_and(|s| s.trim() == digest) {
+        return Ok(exe);
+    }
+    std::fs::create_dir_all(&out).with_context(|| format!("create {}", out.display()))?;
+    let _ = std::fs::remove_file(&stamp);
+    if venv.exists() {
+        std::fs::remove_dir_all(&venv).with_context(|| format!("remove {}", venv.display()))?;
+    }
+    let mut c = Command::new("python3");
+    c.current_dir(&out).args(["-m", "venv", "venv"]);
+    run(c)?;
+    let mut c = Command::new(venv.join("bin/python"));
+    c.current_dir(&out)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "-r",
+        ])
+        .arg(&requirements);
+    run(c)?;
+    std::fs::write(&stamp, format!("{digest}\n"))
+        .with_context(|| format!("write {}", stamp.display()))?;
+    Ok(exe)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Feeds every file below `dir` (sorted, `__pycache__` skipped, at most 8
+/// levels) into `hash`, path and content, so an edit anywhere rebuilds.
+fn hash_tree(hash: &mut Sha256, base: &Path, dir: &Path, depth: usize) -> Result<()> {
+    if depth > 8 {
+        bail!("{}: more than 8 folder levels", dir.display());
+    }
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("read {}", dir.display()))?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<std::io::Result<_>>()
+        .with_context(|| format!("read {}", dir.display()))?;
+    entries.sort();
+    for p in entries {
+        if p.file_name().is_some_and(|n| n == "__pycache__") {
+            continue;
+        }
+        let meta = std::fs::symlink_metadata(&p)?;
+        if meta.is_dir() {
+            hash_tree(hash, base, &p, depth + 1)?;
+        } else if meta.is_file() {
+            let rel = p.strip_prefix(base).unwrap_or(&p);
+            hash.update(rel.to_string_lossy().as_bytes());
+            hash.update([0]);
+            hash.update(std::fs::read(&p).with_context(|| format!("read {}", p.display()))?);
+            hash.update([0]);
+        }
+    }
+    Ok(())
+}
+
+/// Builds each of `PYTHON_PLUGINS` with componentize-py against
+/// `guest-sdk/wit` (world `plugin`), the SDK of `guest-sdk/python` and the
+/// plugin's folder on the Python path, into `target/guest/python/`, and
+/// copies it to `<out>/<name>/<name>.wasm` (`target/python-plugins`). A stamp of the SHA-256 of every
+/// input (the pin, the WIT, the SDK, the plugin's folder) skips a build
+/// whose inputs did not change: componentize-py takes ~10–15 s.
+fn python_plugins(out: &Path) -> Result<()> {
+    let build = guest_target_dir().join("python");
+    std::fs::create_dir_all(&build).with_context(|| format!("create {}", build.display()))?;
+    let wit = root().join("guest-sdk").join("wit");
+    let sdk = root().join("guest-sdk").join("python");
+    let mut exe = None;
+    for p in PYTHON_PLUGINS {
+        let src = root().join("example-plugins").join(p.name);
+        let mut hash = Sha256::new();
+        for (tag, dir) in [("wit", &wit), ("sdk", &sdk), ("plugin", &src)] {
+            hash.update(tag.as_bytes());
+            hash_tree(&mut hash, dir, dir, 0)?;
+        }
+        let digest = hex(&hash.finalize());
+        let wasm = build.join(format!("{}.wasm", p.name));
+        let stamp = build.join(format!("{}.sha256", p.name));
+        let fresh =
+            wasm.is_file() && std::fs::read_to_string(&stamp).is_ok_and(|s| s.trim() == digest);
+        if !fresh {
+            let exe = match &exe {
+                Some(e) => e,
+                None => exe.insert(componentize_py()?),
+            };
+            let _ = std::fs::remove_file(&stamp);
+            let tmp = build.join(format!("{}.wasm.tmp", p.name));
+            let mut c = Command::new(&*exe);
+            c.current_dir(&src)
+                .arg("-d")
+                .arg(&wit)
+                .args(["-w", "plugin", "componentize", "-p"])
+                .arg(&sdk)
+                .arg("-p")
+                .arg(&src)
+                .args(["app", "-o"])
+                .arg(&tmp);
+            run(c)?;
+            std::fs::rename(&tmp, &wasm)
+                .with_context(|| format!("rename to {}", wasm.display()))?;
+            std::fs::write(&stamp, format!("{digest}\n"))
+                .with_context(|| format!("write {}", stamp.display()))?;
+        }
+        let dir = out.join(p.name);
+        std::fs::create_dir_all(&dir).with_context(|| format!("create {}", dir.display()))?;
+        let dest = dir.join(format!("{}.wasm", p.name));
+        // Copied only when it differs: an unchanged file keeps its identity,
+        // so the host's remembered digests stay valid (docs/security.md).
+        let same = std::fs::metadata(&dest).is_ok_and(|d| {
+            std::fs::metadata(&wasm).is_ok_and(|w| w.len() == d.len())
+                && std::fs::read(&dest).ok() == std::fs::read(&wasm).ok()
+        });
+        if !same {
+            copy(&wasm, &dest)?;
+        }
+    }
+    Ok(())
 }
 
 /// Builds `target/hostile-plugins/<name>.wasm`; returns that folder.

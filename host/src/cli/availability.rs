@@ -179,13 +179,15 @@ pub fn run_availability_of(
             .is_some_and(|a| a.version_kind == crate::declaration::VersionKind::Custom)
     });
     let component = match component {
-        Some(path) if custom => match crate::testing::TestPlugin::load(path, os) {
-            Ok(c) => Some(c),
-            Err(e) => {
-                let _ = writeln!(err, "{e}");
-                return EXIT_INVALID;
+        Some(path) if custom => {
+            match crate::testing::TestPlugin::load_cached(path, os, super::default_cache_dir()) {
+                Ok(c) => Some(c),
+                Err(e) => {
+                    let _ = writeln!(err, "{e}");
+                    return EXIT_INVALID;
+                }
             }
-        },
+        }
         _ => None,
     };
     let results = evaluate_servers_with(servers, platform.as_ref(), component.as_ref());

@@ -5,12 +5,16 @@ use crate::declaration::OsFamily;
 use crate::plugin::{HostConfig, LoadedPlugin, PluginHost};
 use std::path::Path;
 
-/// Loads one component file for `os`. Errors: the engine cannot start, or
-/// the file fails to load (not a component, other contract version, trap,
-/// limit hit) — the text names the file and the reason.
+/// Loads one component file for `os`, through the compile cache of
+/// `status` (`WASMGATE_CACHE`, else the user's cache folder), so an author
+/// re-checking an unchanged component does not compile it again. Errors:
+/// the engine cannot start, or the file fails to load (not a component,
+/// other contract version, trap, limit hit) — the text names the file and
+/// the reason.
 pub fn load_one(path: &Path, os: OsFamily) -> Result<LoadedPlugin, String> {
     let host = PluginHost::new(HostConfig {
         os,
+        cache_dir: super::default_cache_dir(),
         ..HostConfig::default()
     })
     .map_err(|e| format!("wasmgate: cannot start the component engine: {e:#}"))?;

@@ -304,7 +304,7 @@ fn fatal(e: &anyhow::Error) -> u8 {
 /// The compile cache folder (`docs/security.md`, "Compile cache"): `$WASMGATE_CACHE`
 /// (empty: no cache), else `$XDG_CACHE_HOME/wasmgate/components`, else
 /// `~/.cache/wasmgate/components`.
-fn default_cache_dir() -> Option<PathBuf> {
+pub(crate) fn default_cache_dir() -> Option<PathBuf> {
     if let Some(v) = std::env::var_os("WASMGATE_CACHE") {
         return (!v.is_empty()).then(|| PathBuf::from(v));
     }

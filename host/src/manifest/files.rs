@@ -111,6 +111,28 @@ fn kind_of(ft: &cap_std::fs::FileType) -> &'static str {
 /// [`PluginFileError`]: not found, out of the folder, not a regular file,
 /// over `limit`, or another I/O error. Never blocks on a FIFO.
 pub fn read_plugin_file(dir: &Path, rel: &Path, limit: u64) -> Result<Vec<u8>, PluginFileError> {
+    let (file, size) = open_plugin_file(dir, rel, limit)?;
+    let mut buf = Vec::with_capacity(size.min(limit) as usize);
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut buf)
+        .map_err(io_error)?;
+    if buf.len() as u64 > limit {
+        return Err(PluginFileError::TooLarge { size: None, limit });
+    }
+    Ok(buf)
+}
+
+/// Opens the file `rel` of a plugin folder as [`read_plugin_file`] does,
+/// with the same refusals, without reading it: the open file and its size
+/// in bytes at opening (at most `limit`). The caller bounds its reads.
+///
+/// # Errors
+/// As [`read_plugin_file`].
+pub fn open_plugin_file(
+    dir: &Path,
+    rel: &Path,
+    limit: u64,
+) -> Result<(std::fs::File, u64), PluginFileError> {
     // `..` or an absolute path never names a file of the folder; cap-std
     // would refuse it too, this keeps the reason clear.
     if rel.as_os_str().is_empty()
@@ -144,15 +166,7 @@ pub fn read_plugin_file(dir: &Path, rel: &Path, limit: u64) -> Result<Vec<u8>, P
             limit,
         });
     }
-    let mut buf = Vec::with_capacity(meta.len().min(limit) as usize);
-    file.into_std()
-        .take(limit.saturating_add(1))
-        .read_to_end(&mut buf)
-        .map_err(io_error)?;
-    if buf.len() as u64 > limit {
-        return Err(PluginFileError::TooLarge { size: None, limit });
-    }
-    Ok(buf)
+    Ok((file.into_std(), meta.len()))
 }
 
 /// [`read_plugin_file`] of the file at `path`, inside the folder that holds
@@ -166,6 +180,20 @@ pub fn read_file_in_its_folder(path: &Path, limit: u64) -> Result<Vec<u8>, Plugi
         return Err(PluginFileError::OutsideFolder);
     };
     read_plugin_file(&super::schema::plugin_dir_of(path), Path::new(name), limit)
+}
+
+/// [`open_plugin_file`] of the file at `path`, inside the folder that holds it.
+///
+/// # Errors
+/// As [`read_file_in_its_folder`].
+pub fn open_file_in_its_folder(
+    path: &Path,
+    limit: u64,
+) -> Result<(std::fs::File, u64), PluginFileError> {
+    let Some(name) = path.file_name() else {
+        return Err(PluginFileError::OutsideFolder);
+    };
+    open_plugin_file(&super::schema::plugin_dir_of(path), Path::new(name), limit)
 }
 
 #[cfg(all(test, unix))]

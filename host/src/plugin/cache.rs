@@ -5,8 +5,26 @@
 //! recompiled and rewritten, never loaded. The digest guards against damage,
 //! not against someone who can write the cache folder: keep it private to
 //! the user. The entry check uses BLAKE3 rather than SHA-256 because it runs
-//! over the whole compiled image (3–4× the component) on every cached load,
-//! and BLAKE3 is several times faster here (`docs/performance.md`).
+//! over the whole compiled image (3–4× the component), and BLAKE3 is several
+//! times faster here (`docs/performance.md`).
+//!
+//! Identity shortcut (unix). Hashing an 18 MB Python component and its
+//! 35 MB entry on every load costs tens of milliseconds, so both digests
+//! are remembered with the file's identity — device, inode, size, mtime and
+//! ctime in nanoseconds, as the plugin lock does (`trust/digest.rs`,
+//! `docs/security.md` "What is pinned"):
+//! - the component's SHA-256 in `id-<identity>.sha256`, written after a
+//!   read whose identity did not change while it was read;
+//! - the entry's identity as written, on the second line of its `.blake3`.
+//!
+//! A file whose identity is unchanged is not read again: the component is
+//! not read at all, and the entry is mapped with
+//! `Component::deserialize_file`. Writing a file moves its ctime, which no
+//! unprivileged process can set back, and a replaced file has another inode
+//! or ctime; so a changed component gets a fresh hash (and entry), and a
+//! changed entry is hashed in full and recompiled when it does not match.
+//! This cache never writes an entry in place (temporary file, then
+//! rename), so a mapped entry is never one it modifies.
 
 use sha2::{Digest, Sha256};
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -18,15 +36,12 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The cache entry path (without extension) for `component` on `engine`.
-fn entry(dir: &Path, engine: &Engine, component: &[u8]) -> PathBuf {
+/// The cache entry path (without extension) for the component whose
+/// SHA-256 is `sha256` on `engine`.
+fn entry(dir: &Path, engine: &Engine, sha256: &str) -> PathBuf {
     let mut h = DefaultHasher::new();
     engine.precompile_compatibility_hash().hash(&mut h);
-    dir.join(format!(
-        "{}-{:016x}",
-        hex(&Sha256::digest(component)),
-        h.finish()
-    ))
+    dir.join(format!("{sha256}-{:016x}", h.finish()))
 }
 
 /// How a component was obtained (for logs and tests).
@@ -43,50 +58,209 @@ pub enum CacheOutcome {
     Recompiled,
 }
 
-/// Compiles `bytes`, or loads the verified cached compilation from `dir`.
+/// The component being loaded: the opened file, read only when needed.
+pub(crate) struct Source {
+    file: std::fs::File,
+    size: u64,
+    identity: Option<String>,
+    bytes: Option<Vec<u8>>,
+}
+
+impl Source {
+    /// `file` opened for reading, `size` bytes at opening.
+    pub(crate) fn new(file: std::fs::File, size: u64) -> Source {
+        let identity = file.metadata().ok().and_then(|m| identity(&m));
+        Source {
+            file,
+            size,
+            identity,
+            bytes: None,
+        }
+    }
+
+    /// Up to the first 8 bytes (the header), without reading the rest.
+    pub(crate) fn header(&mut self) -> std::io::Result<Vec<u8>> {
+        if let Some(b) = &self.bytes {
+            return Ok(b[..b.len().min(8)].to_vec());
+        }
+        let mut buf = [0u8; 8];
+        let mut n = 0;
+        while n < buf.len() {
+            let r = read_at(&mut self.file, &mut buf[n..], n as u64)?;
+            if r == 0 {
+                break;
+            }
+            n += r;
+        }
+        Ok(buf[..n].to_vec())
+    }
+
+    /// The whole file, at most the size it had at opening (a file that grew
+    /// since is read to that size and the identity is dropped, so nothing is
+    /// remembered for it).
+    pub(crate) fn bytes(&mut self) -> std::io::Result<&[u8]> {
+        if self.bytes.is_none() {
+            use std::io::{Read, Seek};
+            self.file.seek(std::io::SeekFrom::Start(0))?;
+            let mut buf = Vec::with_capacity(self.size as usize);
+            (&mut self.file)
+                .take(self.size.saturating_add(1))
+                .read_to_end(&mut buf)?;
+            let after = self.file.metadata().ok().and_then(|m| identity(&m));
+            if buf.len() as u64 != self.size || after != self.identity {
+                self.identity = None;
+            }
+            buf.truncate(self.size as usize);
+            self.bytes = Some(buf);
+        }
+        Ok(self.bytes.as_deref().unwrap_or_default())
+    }
+
+    /// The SHA-256 (hex) of the component: remembered by identity in
+    /// `dir`, else read and hashed (and remembered when the identity held).
+    fn sha256(&mut self, dir: &Path) -> std::io::Result<String> {
+        let remembered = self
+            .identity
+            .as_ref()
+            .map(|id| dir.join(format!("id-{id}.sha256")));
+        if let Some(p) = &remembered
+            && let Ok(text) = std::fs::read_to_string(p)
+            && text.trim().len() == 64
+        {
+            return Ok(text.trim().to_string());
+        }
+        let digest = hex(&Sha256::digest(self.bytes()?));
+        if let (Some(p), Some(_)) = (&remembered, &self.identity) {
+            // An optimisation: a read-only folder is not an error.
+            let _ = write_atomically(dir, p, digest.as_bytes());
+        }
+        Ok(digest)
+    }
+}
+
+#[cfg(unix)]
+fn read_at(f: &mut std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
+    std::os::unix::fs::FileExt::read_at(f, buf, at)
+}
+
+#[cfg(not(unix))]
+fn read_at(f: &mut std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
+    use std::io::{Read, Seek};
+    f.seek(std::io::SeekFrom::Start(at))?;
+    f.read(buf)
+}
+
+/// `dev-ino-size-mtime-ctime` (nanoseconds), or `None` off unix.
+#[cfg(unix)]
+fn identity(meta: &std::fs::Metadata) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    Some(format!(
+        "{:x}-{:x}-{:x}-{}.{:09}-{}.{:09}",
+        meta.dev(),
+        meta.ino(),
+        meta.len(),
+        meta.mtime(),
+        meta.mtime_nsec(),
+        meta.ctime(),
+        meta.ctime_nsec()
+    ))
+}
+
+#[cfg(not(unix))]
+fn identity(_meta: &std::fs::Metadata) -> Option<String> {
+    None
+}
+
+fn identity_of(path: &Path) -> Option<String> {
+    std::fs::symlink_metadata(path)
+        .ok()
+        .filter(|m| m.is_file())
+        .and_then(|m| identity(&m))
+}
+
+fn write_atomically(dir: &Path, to: &Path, data: &[u8]) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let tmp = to.with_extension(format!("{}.tmp", std::process::id()));
+    std::fs::write(&tmp, data)?;
+    std::fs::rename(&tmp, to)
+}
+
+/// Compiles the component of `source`, or loads the verified cached
+/// compilation from `dir`.
 pub(crate) fn compile(
     engine: &Engine,
-    bytes: &[u8],
+    source: &mut Source,
     dir: Option<&Path>,
 ) -> wasmtime::Result<(Component, CacheOutcome)> {
     let Some(dir) = dir else {
+        let bytes = source.bytes()?;
         return Ok((Component::new(engine, bytes)?, CacheOutcome::Disabled));
     };
-    let base = entry(dir, engine, bytes);
+    let base = entry(dir, engine, &source.sha256(dir)?);
     let cwasm = base.with_extension("cwasm");
     let sum = base.with_extension("blake3");
     let mut outcome = CacheOutcome::Miss;
     // Bounded reads (docs/security.md, "MCP client bounds"): a compiled
-    // image is a few times its component; a digest is 64 hex digits.
-    let image_limit = (bytes.len() as u64).saturating_mul(16).max(MIN_IMAGE_LIMIT);
-    let (image, digest) = (
-        read_entry(dir, &cwasm, image_limit),
-        read_entry(dir, &sum, MAX_DIGEST_BYTES),
-    );
-    if image.is_err() || digest.is_err() {
-        outcome = CacheOutcome::Recompiled;
-    }
-    if let (Ok(Some(data)), Ok(Some(expected))) = (image, digest) {
-        let expected = String::from_utf8_lossy(&expected);
-        if blake3::hash(&data).to_hex().as_str() == expected.trim() {
-            // SAFETY: `deserialize` trusts its input to be wasmtime's own
-            // output for a compatible engine. The entry was written by
-            // `Component::serialize` below for this engine (its
-            // compatibility hash is in the name) and its bytes match the
-            // digest recorded beside it.
-            match unsafe { Component::deserialize(engine, &data) } {
-                Ok(c) => return Ok((c, CacheOutcome::Hit)),
-                Err(e) => tracing::warn!("compile cache entry {} unusable: {e}", cwasm.display()),
+    // image is a few times its component; a digest is 64 hex digits plus
+    // the entry's file identity.
+    let image_limit = source.size.saturating_mul(16).max(MIN_IMAGE_LIMIT);
+    match read_entry(dir, &sum, MAX_DIGEST_BYTES) {
+        Err(()) => outcome = CacheOutcome::Recompiled,
+        Ok(None) => {}
+        Ok(Some(recorded)) => {
+            let recorded = String::from_utf8_lossy(&recorded);
+            let mut lines = recorded.lines();
+            let expected = lines.next().unwrap_or_default().trim().to_string();
+            let written_as = lines.next().map(str::trim);
+            let now = identity_of(&cwasm);
+            let size_ok = std::fs::symlink_metadata(&cwasm)
+                .map(|m| m.len() <= image_limit)
+                .unwrap_or(false);
+            if size_ok && now.is_some() && written_as.is_some() && now.as_deref() == written_as {
+                // SAFETY: as below; the entry is the very file whose digest was
+                // checked when it was written (same identity), mapped rather
+                // than read. This cache replaces entries by rename, never
+                // writing a mapped file.
+                match unsafe { Component::deserialize_file(engine, &cwasm) } {
+                    Ok(c) => return Ok((c, CacheOutcome::Hit)),
+                    Err(e) => {
+                        tracing::warn!("compile cache entry {} unusable: {e}", cwasm.display())
+                    }
+                }
+            } else if let Ok(Some(data)) = read_entry(dir, &cwasm, image_limit) {
+                if blake3::hash(&data).to_hex().as_str() == expected {
+                    // SAFETY: `deserialize` trusts its input to be wasmtime's own
+                    // output for a compatible engine. The entry was written by
+                    // `Component::serialize` below for this engine (its
+                    // compatibility hash is in the name) and its bytes match the
+                    // digest recorded beside it.
+                    match unsafe { Component::deserialize(engine, &data) } {
+                        Ok(c) => {
+                            // Verified in full: remember its identity now.
+                            if let Some(id) = identity_of(&cwasm) {
+                                let _ = write_atomically(
+                                    dir,
+                                    &sum,
+                                    format!("{expected}\n{id}\n").as_bytes(),
+                                );
+                            }
+                            return Ok((c, CacheOutcome::Hit));
+                        }
+                        Err(e) => {
+                            tracing::warn!("compile cache entry {} unusable: {e}", cwasm.display())
+                        }
+                    }
+                } else {
+                    tracing::warn!(
+                        "compile cache entry {} does not match its digest; recompiling",
+                        cwasm.display()
+                    );
+                }
             }
-        } else {
-            tracing::warn!(
-                "compile cache entry {} does not match its digest; recompiling",
-                cwasm.display()
-            );
+            outcome = CacheOutcome::Recompiled;
         }
-        outcome = CacheOutcome::Recompiled;
     }
-    let component = Component::new(engine, bytes)?;
+    let component = Component::new(engine, source.bytes()?)?;
     if let Err(e) = store(dir, &cwasm, &sum, &component) {
         // The cache is an optimisation: a read-only folder is not an error.
         tracing::warn!("cannot write compile cache entry {}: {e}", cwasm.display());
@@ -122,11 +296,13 @@ fn store(dir: &Path, cwasm: &Path, sum: &Path, component: &Component) -> anyhow:
     let digest = blake3::hash(&data).to_hex().to_string();
     // Write beside, then rename, so a reader never sees half an entry; the
     // digest goes last, so an entry without a matching digest is ignored.
+    // The identity is taken after the rename (which moves the ctime).
     let tmp = cwasm.with_extension(format!("cwasm.{}.tmp", std::process::id()));
     std::fs::write(&tmp, &data)?;
     std::fs::rename(&tmp, cwasm)?;
+    let id = identity_of(cwasm).unwrap_or_default();
     let tmp = sum.with_extension(format!("blake3.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, digest)?;
+    std::fs::write(&tmp, format!("{digest}\n{id}\n"))?;
     std::fs::rename(&tmp, sum)?;
     Ok(())
 }

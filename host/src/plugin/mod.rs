@@ -607,27 +607,31 @@ impl PluginHost {
         };
         // Inside its folder, a regular file, at most the cap read.
         let limit = self.config.max_component_bytes;
-        let bytes = crate::manifest::files::read_file_in_its_folder(file, limit).map_err(|e| {
-            use crate::manifest::PluginFileError as E;
-            fail(match e {
-                E::TooLarge {
-                    size: Some(size),
-                    limit,
-                } => LoadFailure::TooLarge { size, limit },
-                E::OutsideFolder | E::NotRegular { .. } => LoadFailure::Refused(e.to_string()),
-                other => LoadFailure::Io(
-                    other
-                        .to_string()
-                        .trim_start_matches("cannot be read: ")
-                        .to_string(),
-                ),
-            })
-        })?;
+        // Opened, not read: a cached load of an unchanged file reads only
+        // its header (`cache.rs`, "Identity shortcut").
+        let (handle, size) =
+            crate::manifest::files::open_file_in_its_folder(file, limit).map_err(|e| {
+                use crate::manifest::PluginFileError as E;
+                fail(match e {
+                    E::TooLarge {
+                        size: Some(size),
+                        limit,
+                    } => LoadFailure::TooLarge { size, limit },
+                    E::OutsideFolder | E::NotRegular { .. } => LoadFailure::Refused(e.to_string()),
+                    other => LoadFailure::Io(
+                        other
+                            .to_string()
+                            .trim_start_matches("cannot be read: ")
+                            .to_string(),
+                    ),
+                })
+            })?;
         let stem = file
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let (pre, cache) = self.prepare(&bytes).map_err(fail)?;
+        let mut source = cache::Source::new(handle, size);
+        let (pre, cache) = self.prepare(&mut source).map_err(fail)?;
         let limits = self.config.limits_for(&stem, None);
         let manifest = self
             .call(
@@ -735,16 +739,19 @@ impl PluginHost {
     /// an `InstancePre`.
     fn prepare(
         &self,
-        bytes: &[u8],
+        source: &mut cache::Source,
     ) -> Result<(bindings::PluginPre<StoreState>, CacheOutcome), LoadFailure> {
-        match wasm_layer(bytes) {
+        let header = source
+            .header()
+            .map_err(|e| LoadFailure::Io(e.to_string()))?;
+        match wasm_layer(&header) {
             WasmKind::Empty => return Err(LoadFailure::Empty),
             WasmKind::NotWasm => return Err(LoadFailure::NotWasm),
             WasmKind::Core => return Err(LoadFailure::CoreModule),
             WasmKind::Component => {}
         }
         let (component, cache) =
-            cache::compile(&self.engine, bytes, self.config.cache_dir.as_deref())
+            cache::compile(&self.engine, source, self.config.cache_dir.as_deref())
                 .map_err(|e| LoadFailure::Invalid(format!("{e:#}")))?;
         check_imports(&self.engine, &component)?;
         let pre = self
