@@ -124,7 +124,8 @@ impl Source {
             .as_ref()
             .map(|id| dir.join(format!("id-{id}.sha256")));
         if let Some(p) = &remembered
-            && let Ok(text) = std::fs::read_to_string(p)
+            && let Ok(Some(text)) = read_entry(dir, p, MAX_DIGEST_BYTES)
+            && let Ok(text) = String::from_utf8(text)
             && text.trim().len() == 64
         {
             return Ok(text.trim().to_string());
@@ -317,17 +318,22 @@ mod tests {
         // The empty component.
         let bytes = b"\0asm\x0d\0\x01\0";
         let dir = tempfile::tempdir().unwrap();
-        let (_, first) = compile(&engine, bytes, Some(dir.path())).unwrap();
+        let file = dir.path().join("empty.wasm");
+        std::fs::write(&file, bytes).unwrap();
+        let source = || Source::new(std::fs::File::open(&file).unwrap(), bytes.len() as u64);
+        let cache = dir.path().join("cache");
+        let (_, first) = compile(&engine, &mut source(), Some(&cache)).unwrap();
         assert_eq!(first, CacheOutcome::Miss);
-        let (_, again) = compile(&engine, bytes, Some(dir.path())).unwrap();
+        let (_, again) = compile(&engine, &mut source(), Some(&cache)).unwrap();
         assert_eq!(again, CacheOutcome::Hit);
-        let sum = entry(dir.path(), &engine, bytes).with_extension("blake3");
+        let sha = source().sha256(&cache).unwrap();
+        let sum = entry(&cache, &engine, &sha).with_extension("blake3");
         std::fs::write(&sum, vec![b'0'; MAX_DIGEST_BYTES as usize + 1]).unwrap();
-        let (_, after) = compile(&engine, bytes, Some(dir.path())).unwrap();
+        let (_, after) = compile(&engine, &mut source(), Some(&cache)).unwrap();
         assert_eq!(after, CacheOutcome::Recompiled);
         // Rewritten: the entry is read again.
         assert!(matches!(
-            read_entry(dir.path(), &sum, MAX_DIGEST_BYTES),
+            read_entry(&cache, &sum, MAX_DIGEST_BYTES),
             Ok(Some(_))
         ));
     }
