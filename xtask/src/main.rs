@@ -342,7 +342,7 @@ fn python_plugins(out: &Path) -> Result<()> {
             };
             let _ = std::fs::remove_file(&stamp);
             let tmp = build.join(format!("{}.wasm.tmp", p.name));
-            let mut c = Command::new(&*exe);
+            let mut c = Command::new(exe);
             c.current_dir(&src)
                 .arg("-d")
                 .arg(&wit)

@@ -386,9 +386,10 @@ mod tests {
         assert_eq!(budget, 64 - "mcp__wasmgate__".len());
         let long = "a_rather_long_tool_name_that_goes_on_and_on";
         let pairs = [
-            ("github", "create_issue"),
+            ("git_hub", "create_issue"),
             ("github", long),
-            // Sanitises to the same plain name: the collision rule.
+            // Sanitises to the same plain name (`.` becomes `_`): the
+            // collision rule.
             ("git.hub", "create_issue"),
         ];
         let (names, coll) =
@@ -397,7 +398,7 @@ mod tests {
             assert!(n.name.len() <= budget, "{}", n.name);
             assert!(format!("mcp__wasmgate__{}", n.name).len() <= 64);
         }
-        assert_eq!(names[0].name, "mcp_github_create_issue");
+        assert_eq!(names[0].name, "mcp_git_hub_create_issue");
         // Deterministic hashed form: the plain name cut to budget - 9, `_`, 8 hex.
         assert_eq!(names[1].name, hashed_name_within("github", long, budget));
         assert_eq!(names[1].name.len(), budget);
@@ -411,7 +412,7 @@ mod tests {
             hashed_name_within("git.hub", "create_issue", budget)
         );
         assert_eq!(coll.len(), 1);
-        assert_eq!(coll[0].kept_by, "github");
+        assert_eq!(coll[0].kept_by, "git_hub");
         // Without a budget the 64-character rule is unchanged.
         assert_eq!(
             tool_name_within("github", long, MAX_TOOL_NAME),

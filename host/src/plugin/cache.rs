@@ -17,14 +17,15 @@
 //!   read whose identity did not change while it was read;
 //! - the entry's identity as written, on the second line of its `.blake3`.
 //!
-//! A file whose identity is unchanged is not read again: the component is
-//! not read at all, and the entry is mapped with
-//! `Component::deserialize_file`. Writing a file moves its ctime, which no
+//! A file whose identity is unchanged is not hashed again: the component is
+//! not read at all, and the entry is read (bounded, never mapped: a mapped
+//! file truncated by another process would kill the host with SIGBUS) and
+//! deserialized without its BLAKE3. Writing a file moves its ctime, which no
 //! unprivileged process can set back, and a replaced file has another inode
 //! or ctime; so a changed component gets a fresh hash (and entry), and a
 //! changed entry is hashed in full and recompiled when it does not match.
 //! This cache never writes an entry in place (temporary file, then
-//! rename), so a mapped entry is never one it modifies.
+//! rename).
 
 use sha2::{Digest, Sha256};
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -217,12 +218,23 @@ pub(crate) fn compile(
             let size_ok = std::fs::symlink_metadata(&cwasm)
                 .map(|m| m.len() <= image_limit)
                 .unwrap_or(false);
-            if size_ok && now.is_some() && written_as.is_some() && now.as_deref() == written_as {
+            let same =
+                size_ok && now.is_some() && written_as.is_some() && now.as_deref() == written_as;
+            // Read, never mapped: a mapped entry that another process
+            // truncates while it is in use kills this one with SIGBUS.
+            let data = if same {
+                read_entry(dir, &cwasm, image_limit)
+            } else {
+                Ok(None)
+            };
+            if let Ok(Some(data)) = data.as_ref()
+                && identity_of(&cwasm).as_deref() == written_as
+            {
                 // SAFETY: as below; the entry is the very file whose digest was
-                // checked when it was written (same identity), mapped rather
-                // than read. This cache replaces entries by rename, never
-                // writing a mapped file.
-                match unsafe { Component::deserialize_file(engine, &cwasm) } {
+                // checked when it was written: its identity (device, inode,
+                // size, mtime, ctime) is the recorded one before and after
+                // this read, and any write moves the ctime.
+                match unsafe { Component::deserialize(engine, data) } {
                     Ok(c) => return Ok((c, CacheOutcome::Hit)),
                     Err(e) => {
                         tracing::warn!("compile cache entry {} unusable: {e}", cwasm.display())
