@@ -1,4 +1,4 @@
-//! The main job end to end (issue "walking skeleton", Done when): the real
+//! The main job end to end (`cargo xtask demo`, README "Set up"): the real
 //! `wasmgate` binary over the example plugins built from source, on this
 //! machine, with real git.
 
