@@ -268,15 +268,21 @@ impl ServerStatus {
                 version,
                 min_version,
             } => {
-                let found = version
-                    .as_deref()
-                    .map(|v| format!(" version {v}"))
-                    .unwrap_or_default();
                 let need = min_version
                     .as_deref()
                     .map(|m| format!("; version {m} or newer is required"))
                     .unwrap_or_default();
-                format!("{app}{found} is too old{need}. Update {app}, then try again.")
+                match version.as_deref() {
+                    Some(v) => {
+                        format!("{app} version {v} is too old{need}. Update {app}, then try again.")
+                    }
+                    // No copy's version could be read (§4.5): saying "too
+                    // old" would send the user to update a copy that may
+                    // be new enough; the reason is in the warnings.
+                    None => format!(
+                        "{app}'s version could not be read{need}. Check that {app} is installed completely (the warnings say what failed), then try again."
+                    ),
+                }
             }
             ServerStatus::UnsupportedGpu(vendor) => {
                 let gpu = gpu_label(*vendor);

@@ -467,9 +467,40 @@ impl Host {
                 })
                 .await;
         }
-        let report = self.client.connect_all(&specs, offerable).await;
+        let mut report = self.client.connect_all(&specs, offerable).await;
+        if report.warning.is_some() {
+            let warning = self.nothing_to_start();
+            tracing::warn!("{warning}");
+            report.warning = Some(warning);
+        }
         self.pin_first_connect();
         report
+    }
+
+    /// Why discovery has no server to start: plugins held back by trust
+    /// (with the command that approves each), else nothing configured.
+    fn nothing_to_start(&self) -> String {
+        let held: Vec<String> = self
+            .plugins
+            .iter()
+            .filter(|p| !p.trust.state.runs() && !p.servers.is_empty())
+            .map(|p| match &p.trust.approve {
+                Some(a) => format!(
+                    "{} is {} (approve with: {a})",
+                    p.name,
+                    p.trust.state.as_str()
+                ),
+                None => format!("{} is {}", p.name, p.trust.state.as_str()),
+            })
+            .collect();
+        if held.is_empty() {
+            mcp::NO_SERVERS_CONFIGURED.to_string()
+        } else {
+            format!(
+                "no MCP server started: every server comes from a plugin that is held back: {}",
+                held.join("; ")
+            )
+        }
     }
 
     /// Tool pins on a plugin server's first connect (trust on first use,

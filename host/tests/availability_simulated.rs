@@ -279,7 +279,7 @@ fn version_too_old_on_win32_and_darwin() {
     );
     assert_eq!(
         message(&d, &a).unwrap(),
-        "vendor-mcp is too old; version 2.3 or newer is required. Update vendor-mcp, then try again."
+        "vendor-mcp's version could not be read; version 2.3 or newer is required. Check that vendor-mcp is installed completely (the warnings say what failed), then try again."
     );
 }
 

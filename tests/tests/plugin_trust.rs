@@ -155,6 +155,13 @@ fn an_unapproved_plugin_starts_nothing_until_approved_and_a_change_holds_it_back
         s.contains("approve with: wasmgate plugin approve marker"),
         "{s}"
     );
+    // The log says why nothing started, not "no MCP servers configured".
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(!e.contains("no MCP servers configured"), "{e}");
+    assert!(
+        e.contains("held back: marker is unapproved (approve with: wasmgate plugin approve marker"),
+        "{e}"
+    );
     assert!(!marker.exists(), "an unapproved plugin's command ran");
 
     // Inspect shows the command line without running it.

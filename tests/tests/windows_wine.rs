@@ -4,10 +4,11 @@
 //!
 //! Needs `wine64` (Debian's `wine64` package), the mingw tools
 //! (`x86_64-w64-mingw32-gcc`, `x86_64-w64-mingw32-windres`) and
-//! `target/x86_64-pc-windows-gnu/debug/wasmgate.exe` (`cargo build -p
-//! wasmgate --bin wasmgate --target x86_64-pc-windows-gnu`). Without them
-//! every test here prints why and passes, unless `WASMGATE_REQUIRE_WINE=1`,
-//! which makes a missing piece a failure.
+//! `target/x86_64-pc-windows-gnu/debug/wasmgate.exe` (`cargo xtask test`
+//! builds it when Wine is present; by hand: `cargo build -p wasmgate --bin
+//! wasmgate --target x86_64-pc-windows-gnu`). Without them every test here
+//! prints why and passes, unless `WASMGATE_REQUIRE_WINE=1` (set by
+//! `.ci/run`), which makes a missing piece a failure.
 //!
 //! One fresh `WINEPREFIX` per test process, under `target/wine-tests/`.
 //! Every scenario writes its own registry entries (`wine reg add`) and files
@@ -203,24 +204,35 @@ fn shown(out: &Output) -> String {
 
 /// Runs `c` to its end, killed after [`CALL_TIMEOUT`].
 fn bounded(mut c: Command) -> Result<Output, String> {
+    use std::io::Read as _;
     let what = format!("{c:?}");
     c.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut child = c.spawn().map_err(|e| format!("{what}: {e}"))?;
-    let out_pipe = child.stdout.take();
-    let err_pipe = child.stderr.take();
+    // Each pipe is read into a shared buffer as it arrives: Wine's daemons
+    // (wineserver, the services wineboot starts) inherit the pipes and may
+    // hold them open long after the program ended, so waiting for EOF
+    // could wait forever.
     let read = |p: Option<Box<dyn std::io::Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            if let Some(mut p) = p {
-                let _ = p.read_to_end(&mut buf);
+        let buf = std::sync::Arc::new(Mutex::new(Vec::new()));
+        let sink = buf.clone();
+        let done = std::thread::spawn(move || {
+            let Some(mut p) = p else { return };
+            let mut chunk = [0u8; 8192];
+            while let Ok(n) = p.read(&mut chunk) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .extend_from_slice(&chunk[..n]);
             }
-            buf
-        })
+        });
+        (buf, done)
     };
-    let out_t = read(out_pipe.map(|p| Box::new(p) as _));
-    let err_t = read(err_pipe.map(|p| Box::new(p) as _));
+    let (out_buf, out_done) = read(child.stdout.take().map(|p| Box::new(p) as _));
+    let (err_buf, err_done) = read(child.stderr.take().map(|p| Box::new(p) as _));
     let deadline = Instant::now() + CALL_TIMEOUT;
     let status = loop {
         if let Some(s) = child.try_wait().map_err(|e| e.to_string())? {
@@ -233,10 +245,18 @@ fn bounded(mut c: Command) -> Result<Output, String> {
         }
         std::thread::sleep(Duration::from_millis(20));
     };
+    // What the program wrote before it ended is in the pipe: a short grace
+    // lets the readers drain it; a pipe a daemon still holds is left.
+    let grace = Instant::now() + Duration::from_secs(2);
+    while !(out_done.is_finished() && err_done.is_finished()) && Instant::now() < grace {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let take =
+        |b: &Mutex<Vec<u8>>| std::mem::take(&mut *b.lock().unwrap_or_else(|e| e.into_inner()));
     Ok(Output {
         status,
-        stdout: out_t.join().unwrap_or_default(),
-        stderr: err_t.join().unwrap_or_default(),
+        stdout: take(&out_buf),
+        stderr: take(&err_buf),
     })
 }
 
@@ -594,7 +614,6 @@ fn version_rc(fixed: &str, file_version: Option<&str>, product_version: &str) ->
 }
 
 #[test]
-#[ignore = "not yet run against a real wasmgate.exe (the windows build did not finish on the shared machine); run with --ignored"]
 fn uninstall_entries_in_every_view_with_versions_and_every_copy() {
     let Some(w) = wine() else { return };
     let exe = b"MZ not run, only looked at".to_vec();
@@ -725,7 +744,6 @@ fn uninstall_entries_in_every_view_with_versions_and_every_copy() {
 }
 
 #[test]
-#[ignore = "not yet run against a real wasmgate.exe (the windows build did not finish on the shared machine); run with --ignored"]
 fn pe_version_resources_built_by_windres() {
     let Some(w) = wine() else { return };
     let fixed = pe(
@@ -795,7 +813,6 @@ fn pe_version_resources_built_by_windres() {
 }
 
 #[test]
-#[ignore = "not yet run against a real wasmgate.exe (the windows build did not finish on the shared machine); run with --ignored"]
 fn environment_folders_path_and_pathext() {
     let Some(w) = wine() else { return };
     let env = w.environment(&[]);
@@ -905,7 +922,6 @@ fn status_gpu_class(w: &Wine) -> String {
 }
 
 #[test]
-#[ignore = "not yet run against a real wasmgate.exe (the windows build did not finish on the shared machine); run with --ignored"]
 fn gpu_class_from_display_adapter_registry() {
     let Some(w) = wine() else { return };
     let _one_at_a_time = DISPLAY_KEY.lock().unwrap_or_else(|e| e.into_inner());
@@ -1020,7 +1036,6 @@ fn liveness_status(w: &Wine, name: &str, pid: u32) -> String {
 }
 
 #[test]
-#[ignore = "not yet run against a real wasmgate.exe (the windows build did not finish on the shared machine); run with --ignored"]
 fn mcp_stdio_server_exe_filtered_env_job_object_and_server_json_liveness() {
     let Some(w) = wine() else { return };
     let server = windows_exe("hostile-mcp-server");

@@ -7,6 +7,8 @@
 //!   every test (`cargo test --locked`) with `WASMGATE_INTEROP_DIR` set,
 //!   then the unit tests of the example plugin crates (not default members)
 //!   on the host target.
+//!   When Wine can run here (see `windows_bins`), it first builds the
+//!   win32 binaries the Windows suite (`tests/tests/windows_wine.rs`) runs.
 //! - `interop` — installs the pinned test software of `tests/interop/` into
 //!   `target/interop/`: third-party MCP servers, the MCP conformance suite
 //!   and Node (npm lock), and Python venvs (pip requirements; `venv-sdk`
@@ -525,6 +527,7 @@ fn interop() -> Result<PathBuf> {
 fn test(extra: &[String]) -> Result<()> {
     plugins()?;
     let interop = interop()?;
+    windows_bins()?;
     let mut c = host_cargo();
     c.env("WASMGATE_INTEROP_DIR", &interop)
         .args(["test", "--locked", "--no-fail-fast"])
@@ -536,6 +539,50 @@ fn test(extra: &[String]) -> Result<()> {
         (Err(e), Ok(())) | (Ok(()), Err(e)) => Err(e),
         (Err(h), Err(g)) => bail!("{h:#}\nand {g:#}"),
     }
+}
+
+/// The Windows target the Wine suite runs.
+const WINDOWS_TARGET: &str = "x86_64-pc-windows-gnu";
+
+fn found(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
+}
+
+/// For the Windows suite under Wine (`tests/tests/windows_wine.rs`): as
+/// root with apt-get and without Wine, installs Debian's `wine64` and the
+/// mingw compiler (a failed install only skips the suite); then, when Wine
+/// and mingw are present, builds `wasmgate.exe` and the test MCP server
+/// for [`WINDOWS_TARGET`] into `target/x86_64-pc-windows-gnu/debug/`.
+/// Without Wine the suite skips with a message saying so.
+fn windows_bins() -> Result<()> {
+    let wine = || Path::new("/usr/lib/wine/wine64").is_file() || found("wine64") || found("wine");
+    let root_user = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    if !wine() && root_user && found("apt-get") {
+        // A fresh machine's package lists may be empty or stale.
+        let _ = Command::new("apt-get").args(["update", "-qq"]).status();
+        let mut c = Command::new("apt-get");
+        c.args(["install", "-y", "-qq", "wine64", "gcc-mingw-w64-x86-64"]);
+        if let Err(e) = run(c) {
+            eprintln!("xtask: could not install wine64 ({e:#}); the Windows suite will skip");
+        }
+    }
+    if !wine() || !found("x86_64-w64-mingw32-gcc") {
+        eprintln!("xtask: no wine64 or mingw here; the Windows suite (windows_wine) will skip");
+        return Ok(());
+    }
+    let _ = Command::new("rustup")
+        .current_dir(root())
+        .args(["target", "add", WINDOWS_TARGET])
+        .status();
+    let mut c = host_cargo();
+    c.args(["build", "--locked", "--target", WINDOWS_TARGET])
+        .args(["-p", "wasmgate", "--bin", "wasmgate"])
+        .args(["-p", "wasmgate-conformance", "--bin", "hostile-mcp-server"]);
+    run(c)
 }
 
 /// `cargo test` of every example plugin crate on the host target.

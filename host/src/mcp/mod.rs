@@ -236,7 +236,9 @@ pub struct DiscoveryReport {
     pub reconnecting: Vec<String>,
     /// Offered tools after the pass.
     pub tool_count: usize,
-    /// [`NO_SERVERS_CONFIGURED`] when the list was empty.
+    /// Set when the list was empty: [`NO_SERVERS_CONFIGURED`] from the
+    /// client; `Host` words it for its case (plugins held back by trust
+    /// name themselves and the command that approves them).
     pub warning: Option<String>,
 }
 
@@ -1363,7 +1365,9 @@ impl McpClient {
     ) -> DiscoveryReport {
         let mut report = DiscoveryReport::default();
         if specs.is_empty() {
-            tracing::warn!("{NO_SERVERS_CONFIGURED}");
+            // Logged by the caller, which knows why the list is empty (a
+            // held-back plugin is not "nothing configured").
+            tracing::debug!("{NO_SERVERS_CONFIGURED}");
             report.warning = Some(NO_SERVERS_CONFIGURED.to_string());
         }
         let mut to_close: Vec<Arc<Session>> = Vec::new();

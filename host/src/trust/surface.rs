@@ -196,7 +196,7 @@ pub fn describe_server(s: &ServerSurface) -> Vec<String> {
         _ => lines.push("contacts: the URL its application writes (app_endpoint)".into()),
     }
     if let Some(n) = &s.needs {
-        lines.push(format!("needs: {}", needs_text(n)));
+        lines.extend(needs_lines(n));
     }
     if s.sampling {
         lines.push("may ask the agent's model (sampling enabled)".into());
@@ -207,12 +207,69 @@ pub fn describe_server(s: &ServerSurface) -> Vec<String> {
     lines
 }
 
+/// `needs` on one line, for the change list (`surface_changes`).
 fn needs_text(v: &serde_json::Value) -> String {
-    let mut v = v.clone();
-    if let Some(o) = v.as_object_mut() {
-        o.remove("name");
+    let lines = needs_lines(v);
+    let lines: Vec<&str> = lines.iter().map(|l| l.trim()).collect();
+    lines.join("; ")
+}
+
+/// What a server's declaration asks of the machine, in words: the
+/// `requires:` line, then one line per OS block with its presence, its
+/// locations in lookup order and where the version comes from
+/// (docs/declarations.md §1). A stored value of another shape (an older
+/// lock file) is shown as its JSON.
+fn needs_lines(v: &serde_json::Value) -> Vec<String> {
+    use crate::declaration::{Declaration, VersionKind};
+    let Ok(d) = serde_json::from_value::<Declaration>(v.clone()) else {
+        let mut v = v.clone();
+        if let Some(o) = v.as_object_mut() {
+            o.remove("name");
+        }
+        return vec![format!(
+            "needs: {}",
+            serde_json::to_string(&v).unwrap_or_default()
+        )];
+    };
+    let mut wants = Vec::new();
+    if d.requires.app {
+        wants.push(match &d.requires.min_version {
+            Some(m) => format!("the application, version {m} or newer"),
+            None => "the application".to_string(),
+        });
     }
-    serde_json::to_string(&v).unwrap_or_default()
+    if d.requires.gpu.is_some() {
+        wants.push(crate::availability::gpu_label(d.requires.gpu).to_string());
+    }
+    let mut lines = vec![if wants.is_empty() {
+        "needs: nothing (the application is looked for, not required)".to_string()
+    } else {
+        format!("needs: {}", wants.join(" and "))
+    }];
+    for a in d.app.iter().flatten() {
+        let places: Vec<String> = a
+            .locations
+            .iter()
+            .map(|l| {
+                if l.file.is_empty() {
+                    format!("{} {}", l.kind.as_str(), l.value)
+                } else {
+                    format!("{} {} ({})", l.kind.as_str(), l.value, l.file)
+                }
+            })
+            .collect();
+        let mut l = format!(
+            "  {} {}: {}",
+            a.os_family.as_str(),
+            a.presence.as_str(),
+            places.join(", ")
+        );
+        if a.version_kind != VersionKind::None {
+            l.push_str(&format!("; version from {}", a.version_kind.as_str()));
+        }
+        lines.push(l);
+    }
+    lines
 }
 
 fn shell_words(command: &str, args: &[String]) -> String {
@@ -317,4 +374,57 @@ fn server_diff(o: &ServerSurface, s: &ServerSurface) -> Vec<String> {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::declaration::*;
+
+    #[test]
+    fn needs_reads_as_words_one_line_per_os_block() {
+        let d = Declaration {
+            name: "blender".into(),
+            app: Some(vec![AppDef {
+                app_id: "blender".into(),
+                os_family: OsFamily::Linux,
+                presence: Presence::Executable,
+                locations: vec![
+                    Location {
+                        kind: LocationKind::Command,
+                        value: "blender".into(),
+                        file: String::new(),
+                    },
+                    Location {
+                        kind: LocationKind::Flatpak,
+                        value: "org.blender.Blender".into(),
+                        file: String::new(),
+                    },
+                ],
+                version_kind: VersionKind::Custom,
+                version_arg: String::new(),
+                liveness: Liveness::None,
+            }]),
+            requires: Requires {
+                app: true,
+                min_version: Some("4.2".into()),
+                gpu: Some(GpuVendor::Nvidia),
+            },
+        };
+        let v = serde_json::to_value(&d).unwrap();
+        assert_eq!(
+            needs_lines(&v),
+            [
+                "needs: the application, version 4.2 or newer and an NVIDIA GPU",
+                "  linux executable: command blender, flatpak org.blender.Blender; version from custom",
+            ]
+        );
+        assert_eq!(
+            needs_text(&v),
+            "needs: the application, version 4.2 or newer and an NVIDIA GPU; linux executable: command blender, flatpak org.blender.Blender; version from custom"
+        );
+        // A stored value of another shape still shows, as JSON.
+        let odd = serde_json::json!({"name": "x", "other": 1});
+        assert_eq!(needs_lines(&odd), [r#"needs: {"other":1}"#]);
+    }
 }
