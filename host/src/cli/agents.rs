@@ -571,8 +571,13 @@ fn unexpanded_refs(server: &str, entry: &Value) -> Vec<String> {
     let mut out = Vec::new();
     let mut note = |field: String, s: &str| {
         if has_ref(s) {
+            let instead = if field == "url" {
+                "send the secret in headers (\"Authorization\": \"Bearer ${NAME}\")"
+            } else {
+                "pass the value in env (\"NAME\": \"${NAME}\")"
+            };
             out.push(format!(
-                "server '{server}': {field} keeps '{s}' as written: wasmgate does not expand variables in command, args or url, so the server gets this text; pass the value in env (\"NAME\": \"${{NAME}}\") or write it there"
+                "server '{server}': {field} keeps '{s}' as written: wasmgate does not expand variables in command, args or url, so the server gets this text; {instead} or write it there"
             ));
         }
     };
