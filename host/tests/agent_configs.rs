@@ -289,7 +289,10 @@ fn vscode_jsonc_is_read_and_strict_json_agents_refuse_comments() {
     assert!(r.errors.is_empty(), "{:?}", errors(&r));
     assert_eq!(names(&r), ["echo"]);
     let want = load("wasmgate.yaml");
-    assert_eq!(server(&r, "echo").transport, server(&want, "echo").transport);
+    assert_eq!(
+        server(&r, "echo").transport,
+        server(&want, "echo").transport
+    );
     let r = load("claude-with-comments.json");
     let e = errors(&r).join("\n");
     assert!(
@@ -497,7 +500,12 @@ fn import_keeps_variable_references_and_redacts_literal_secrets_in_what_it_print
     let cfg = home.path().join("mine.yaml");
     let run = |pre: &[&str], extra: &[&str]| {
         let mut args = pre.to_vec();
-        args.extend(["--config", cfg.to_str().unwrap(), "import", src.to_str().unwrap()]);
+        args.extend([
+            "--config",
+            cfg.to_str().unwrap(),
+            "import",
+            src.to_str().unwrap(),
+        ]);
         args.extend_from_slice(extra);
         std::process::Command::new(env!("CARGO_BIN_EXE_wasmgate"))
             .current_dir(home.path())
@@ -512,16 +520,25 @@ fn import_keeps_variable_references_and_redacts_literal_secrets_in_what_it_print
         let o = run(pre, &[]);
         let all = text(&o);
         assert!(o.status.success(), "{all}");
-        assert!(!all.contains(FROM_ENV), "an expanded secret was printed: {all}");
+        assert!(
+            !all.contains(FROM_ENV),
+            "an expanded secret was printed: {all}"
+        );
         for l in LITERALS {
             assert!(!all.contains(l), "a literal secret was printed: {all}");
         }
         assert!(all.contains("[REDACTED]"), "{all}");
         // Ordinary values stay readable.
-        assert!(all.contains("Europe/Berlin") && all.contains("us-east-1"), "{all}");
+        assert!(
+            all.contains("Europe/Berlin") && all.contains("us-east-1"),
+            "{all}"
+        );
         // `${VAR}` in args stays as written, with a warning that wasmgate
         // passes it as text.
-        assert!(all.contains("args[7] keeps '${WG_IMPORT_TOKEN}' as written"), "{all}");
+        assert!(
+            all.contains("args[7] keeps '${WG_IMPORT_TOKEN}' as written"),
+            "{all}"
+        );
         assert!(all.contains("${WG_IMPORT_TOKEN:-none}"), "{all}");
     }
     // The printed YAML parses: references as written, literals redacted.
@@ -529,8 +546,14 @@ fn import_keeps_variable_references_and_redacts_literal_secrets_in_what_it_print
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
     let printed: yaml_serde::Value = yaml_serde::from_str(out.split_once('\n').unwrap().1).unwrap();
     let gh = &printed["mcp_servers"]["gh"];
-    assert_eq!(gh["args"][7], yaml_serde::Value::String("${WG_IMPORT_TOKEN}".into()));
-    assert_eq!(gh["args"][10], yaml_serde::Value::String("[REDACTED]".into()));
+    assert_eq!(
+        gh["args"][7],
+        yaml_serde::Value::String("${WG_IMPORT_TOKEN}".into())
+    );
+    assert_eq!(
+        gh["args"][10],
+        yaml_serde::Value::String("[REDACTED]".into())
+    );
     assert_eq!(
         gh["env"]["GITHUB_PERSONAL_ACCESS_TOKEN"],
         yaml_serde::Value::String("${WG_IMPORT_TOKEN}".into())
@@ -641,18 +664,33 @@ fn setup_adds_one_entry_keeps_the_rest_and_undo_removes_exactly_it() {
     let vs = h.join("vscode-mcp.json");
     let vs_before = "// mine\n{\n  \"servers\": {\n    // keep\n    \"other\": {\"command\": \"/bin/other\",},\n  },\n}\n";
     std::fs::write(&vs, vs_before).unwrap();
-    let o = wasmgate(&["setup", "vscode", "--file", vs.to_str().unwrap(), "--plugins", plugins.to_str().unwrap()], h);
+    let o = wasmgate(
+        &[
+            "setup",
+            "vscode",
+            "--file",
+            vs.to_str().unwrap(),
+            "--plugins",
+            plugins.to_str().unwrap(),
+        ],
+        h,
+    );
     assert!(o.status.success(), "{}", text(&o));
     let after = std::fs::read_to_string(&vs).unwrap();
-    assert!(after.contains("// mine") && after.contains("// keep"), "{after}");
+    assert!(
+        after.contains("// mine") && after.contains("// keep"),
+        "{after}"
+    );
     let r = wasmgate::manifest::load_config(&vs);
     let names: Vec<&str> = r.order.iter().map(String::as_str).collect();
     assert_eq!(names, ["other", "wasmgate"], "{after}");
-    let o = wasmgate(&["setup", "vscode", "--file", vs.to_str().unwrap(), "--undo"], h);
+    let o = wasmgate(
+        &["setup", "vscode", "--file", vs.to_str().unwrap(), "--undo"],
+        h,
+    );
     assert!(o.status.success(), "{}", text(&o));
     let undone = std::fs::read_to_string(&vs).unwrap();
-    assert!(undone.contains("// mine") && undone.contains("// keep"), "{undone}");
-    assert!(!undone.contains("wasmgate"), "{undone}");
+    assert_eq!(undone, vs_before, "undo restores the file as it was");
 
     // An entry named wasmgate that is not ours is left alone.
     std::fs::write(

@@ -87,7 +87,11 @@ fn with_the_flag_the_not_offered_tool_returns_the_resources_text() {
     assert!(strings(&r["tools"]).contains(&TOOL), "{r:#}");
     assert_eq!(r["call_tool"]["is_error"], false, "{r:#}");
     let from_tool = r["call_tool"]["text"].as_str().unwrap();
-    assert_eq!(from_tool, r["read_resource"]["text"].as_str().unwrap(), "{r:#}");
+    assert_eq!(
+        from_tool,
+        r["read_resource"]["text"].as_str().unwrap(),
+        "{r:#}"
+    );
     assert!(from_tool.contains(LINE), "{from_tool}");
     // It takes no arguments and only reads.
     let schema = &r["schemas"][TOOL];

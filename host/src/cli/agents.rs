@@ -553,7 +553,9 @@ fn merge_into(
 fn redact_value(v: &Value, redact: &dyn Fn(&str) -> String) -> Value {
     match v {
         Value::String(s) => Value::String(redact(s)),
-        Value::Sequence(items) => Value::Sequence(items.iter().map(|i| redact_value(i, redact)).collect()),
+        Value::Sequence(items) => {
+            Value::Sequence(items.iter().map(|i| redact_value(i, redact)).collect())
+        }
         Value::Mapping(m) => Value::Mapping(
             m.iter()
                 .map(|(k, i)| (k.clone(), redact_value(i, redact)))

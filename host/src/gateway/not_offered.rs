@@ -19,7 +19,10 @@ pub const NOT_OFFERED_TOOL: &str = "wasmgate_not_offered";
 pub fn not_offered_tool() -> rmcp::model::Tool {
     let mut schema = serde_json::Map::new();
     schema.insert("type".into(), "object".into());
-    schema.insert("properties".into(), serde_json::Value::Object(Default::default()));
+    schema.insert(
+        "properties".into(),
+        serde_json::Value::Object(Default::default()),
+    );
     rmcp::model::Tool::new(
         NOT_OFFERED_TOOL,
         "Lists the plugin applications that are not offered on this machine and why \

@@ -240,7 +240,12 @@ fn json_write(v: &Value, original: &str) -> Result<String, String> {
 
 /// Sets (`Some`) or removes (`None`) the entry `name` under `path` in the
 /// JSONC syntax tree of `text`: comments and layout stay as written.
-fn jsonc_edit(text: &str, path: &[&str], name: &str, entry: Option<&Value>) -> Result<String, String> {
+fn jsonc_edit(
+    text: &str,
+    path: &[&str],
+    name: &str,
+    entry: Option<&Value>,
+) -> Result<String, String> {
     let root = if text.trim().is_empty() {
         super::vscode::parse_cst("{}\n")?
     } else {
@@ -272,7 +277,9 @@ fn jsonc_value(v: &Value) -> Result<jsonc_parser::cst::CstInputValue, String> {
         Value::Bool(b) => J::Bool(*b),
         Value::Number(n) => J::Number(n.to_string()),
         Value::String(s) => J::String(s.clone()),
-        Value::Sequence(items) => J::Array(items.iter().map(jsonc_value).collect::<Result<_, _>>()?),
+        Value::Sequence(items) => {
+            J::Array(items.iter().map(jsonc_value).collect::<Result<_, _>>()?)
+        }
         Value::Mapping(m) => J::Object(
             m.iter()
                 .map(|(k, it)| Ok((crate::declaration::value::key_text(k), jsonc_value(it)?)))
@@ -520,8 +527,22 @@ mod tests {
         }
         // No file yet, and no servers object yet.
         let out = set_entry("", Syntax::Jsonc, &["servers"], "wasmgate", &entry()).unwrap();
-        assert_eq!(get(&decode(&out, Syntax::Jsonc).unwrap(), &["servers"], "wasmgate"), Some(&entry()));
-        let out = set_entry("{\"inputs\": [] /* x */}", Syntax::Jsonc, &["servers"], "wasmgate", &entry()).unwrap();
+        assert_eq!(
+            get(
+                &decode(&out, Syntax::Jsonc).unwrap(),
+                &["servers"],
+                "wasmgate"
+            ),
+            Some(&entry())
+        );
+        let out = set_entry(
+            "{\"inputs\": [] /* x */}",
+            Syntax::Jsonc,
+            &["servers"],
+            "wasmgate",
+            &entry(),
+        )
+        .unwrap();
         assert!(out.contains("/* x */"), "{out}");
     }
 

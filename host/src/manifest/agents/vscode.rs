@@ -181,7 +181,11 @@ mod tests {
         let deep = format!("{}{}", "[".repeat(100), "]".repeat(100));
         assert!(decode_jsonc(&deep).unwrap_err().contains("deeper than"));
         // Brackets inside strings and comments do not count.
-        let quiet = format!("{{\"a\": \"{}\" /* {} */}}", "[".repeat(100), "{".repeat(100));
+        let quiet = format!(
+            "{{\"a\": \"{}\" /* {} */}}",
+            "[".repeat(100),
+            "{".repeat(100)
+        );
         decode_jsonc(&quiet).unwrap();
     }
 }
