@@ -42,6 +42,7 @@ fn load(rel: &str) -> ServersResult {
             home: Some(PathBuf::from("/home/u")),
             workspace: None,
             cwd: None,
+            keep_env_vars: false,
         },
     )
 }
@@ -135,6 +136,7 @@ fn every_format_gives_the_same_spec_for_the_same_server() {
                 home: Some(PathBuf::from("/home/u")),
                 workspace: Some(fixture(rel).parent().unwrap().to_path_buf()),
                 cwd: None,
+                keep_env_vars: false,
             },
         );
         assert_eq!(server(&r, "echo"), &echo, "{rel}");
@@ -199,6 +201,7 @@ fn claude_json_user_scope_and_the_current_folders_local_scope() {
         home: None,
         workspace: None,
         cwd: Some(PathBuf::from(cwd)),
+        keep_env_vars: false,
     };
     let r = load_with("claude.json", places("/work/some-project"));
     assert!(r.errors.is_empty(), "{:?}", errors(&r));
@@ -219,6 +222,7 @@ fn cursor_variables_env_file_and_auth() {
             home: Some(PathBuf::from("/home/u")),
             workspace: Some(ws.clone()),
             cwd: None,
+            keep_env_vars: false,
         },
     );
     let (cmd, args, env, _) = stdio(server(&r, "local"));
@@ -260,6 +264,7 @@ fn vscode_servers_inputs_and_dev() {
             home: None,
             workspace: Some(ws.clone()),
             cwd: None,
+            keep_env_vars: false,
         },
     );
     let (_, _, env, _) = stdio(server(&r, "memory"));
@@ -276,6 +281,24 @@ fn vscode_servers_inputs_and_dev() {
     refused(&r, "devsrv", "dev");
     let r = load("vscode-settings.json");
     assert_eq!(names(&r), ["echo"]);
+}
+
+#[test]
+fn vscode_jsonc_is_read_and_strict_json_agents_refuse_comments() {
+    let r = load("vscode-jsonc/mcp.json");
+    assert!(r.errors.is_empty(), "{:?}", errors(&r));
+    assert_eq!(names(&r), ["echo"]);
+    let want = load("wasmgate.yaml");
+    assert_eq!(
+        server(&r, "echo").transport,
+        server(&want, "echo").transport
+    );
+    let r = load("claude-with-comments.json");
+    let e = errors(&r).join("\n");
+    assert!(
+        e.contains("is not valid JSON") && e.contains("read only in VS Code's"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -465,6 +488,98 @@ fn import_prints_the_equivalent_config_and_write_merges_it_with_a_backup() {
 }
 
 #[test]
+fn import_keeps_variable_references_and_redacts_literal_secrets_in_what_it_prints() {
+    const FROM_ENV: &str = "s3cr3t-from-the-environment-4242";
+    const LITERALS: [&str; 3] = [
+        "sk-test-notarealkey0123456789",
+        "literal-vendor-key-9876",
+        "literal-header-secret-5555",
+    ];
+    let home = tempfile::tempdir().unwrap();
+    let src = fixture("import-secrets/.mcp.json");
+    let cfg = home.path().join("mine.yaml");
+    let run = |pre: &[&str], extra: &[&str]| {
+        let mut args = pre.to_vec();
+        args.extend([
+            "--config",
+            cfg.to_str().unwrap(),
+            "import",
+            src.to_str().unwrap(),
+        ]);
+        args.extend_from_slice(extra);
+        std::process::Command::new(env!("CARGO_BIN_EXE_wasmgate"))
+            .current_dir(home.path())
+            .env("HOME", home.path())
+            .env("WASMGATE_CACHE", "")
+            .env("WG_IMPORT_TOKEN", FROM_ENV)
+            .args(&args)
+            .output()
+            .expect("wasmgate runs")
+    };
+    for pre in [&[][..], &["--json"][..]] {
+        let o = run(pre, &[]);
+        let all = text(&o);
+        assert!(o.status.success(), "{all}");
+        assert!(
+            !all.contains(FROM_ENV),
+            "an expanded secret was printed: {all}"
+        );
+        for l in LITERALS {
+            assert!(!all.contains(l), "a literal secret was printed: {all}");
+        }
+        assert!(all.contains("[REDACTED]"), "{all}");
+        // Ordinary values stay readable.
+        assert!(
+            all.contains("Europe/Berlin") && all.contains("us-east-1"),
+            "{all}"
+        );
+        // `${VAR}` in args stays as written, with a warning that wasmgate
+        // passes it as text.
+        assert!(
+            all.contains("args[7] keeps '${WG_IMPORT_TOKEN}' as written"),
+            "{all}"
+        );
+        assert!(all.contains("${WG_IMPORT_TOKEN:-none}"), "{all}");
+    }
+    // The printed YAML parses: references as written, literals redacted.
+    let o = run(&[], &[]);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let printed: yaml_serde::Value = yaml_serde::from_str(out.split_once('\n').unwrap().1).unwrap();
+    let gh = &printed["mcp_servers"]["gh"];
+    assert_eq!(
+        gh["args"][7],
+        yaml_serde::Value::String("${WG_IMPORT_TOKEN}".into())
+    );
+    assert_eq!(
+        gh["args"][10],
+        yaml_serde::Value::String("[REDACTED]".into())
+    );
+    assert_eq!(
+        gh["env"]["GITHUB_PERSONAL_ACCESS_TOKEN"],
+        yaml_serde::Value::String("${WG_IMPORT_TOKEN}".into())
+    );
+    assert_eq!(
+        printed["mcp_servers"]["remote"]["url"],
+        yaml_serde::Value::String("https://example.invalid/mcp?tenant=${WG_IMPORT_TOKEN}".into())
+    );
+
+    // --write: the file gets the references (never the environment's
+    // value) and the user's own literals (so the servers work); the diff
+    // printed on the way is redacted.
+    let o = run(&[], &["--write"]);
+    let all = text(&o);
+    assert!(o.status.success(), "{all}");
+    assert!(!all.contains(FROM_ENV), "{all}");
+    for l in LITERALS {
+        assert!(!all.contains(l), "a literal secret was printed: {all}");
+    }
+    let written = std::fs::read_to_string(&cfg).unwrap();
+    assert!(!written.contains(FROM_ENV), "{written}");
+    assert!(written.contains("${WG_IMPORT_TOKEN}"), "{written}");
+    assert!(written.contains(LITERALS[0]), "{written}");
+}
+
+#[test]
 fn setup_adds_one_entry_keeps_the_rest_and_undo_removes_exactly_it() {
     let home = tempfile::tempdir().unwrap();
     let h = home.path();
@@ -545,6 +660,38 @@ fn setup_adds_one_entry_keeps_the_rest_and_undo_removes_exactly_it() {
             assert_eq!(undone.trim_end(), old.trim_end(), "{agent}");
         }
     }
+    // VS Code's JSONC: the comments and trailing commas stay, also on undo.
+    let vs = h.join("vscode-mcp.json");
+    let vs_before = "// mine\n{\n  \"servers\": {\n    // keep\n    \"other\": {\"command\": \"/bin/other\",},\n  },\n}\n";
+    std::fs::write(&vs, vs_before).unwrap();
+    let o = wasmgate(
+        &[
+            "setup",
+            "vscode",
+            "--file",
+            vs.to_str().unwrap(),
+            "--plugins",
+            plugins.to_str().unwrap(),
+        ],
+        h,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let after = std::fs::read_to_string(&vs).unwrap();
+    assert!(
+        after.contains("// mine") && after.contains("// keep"),
+        "{after}"
+    );
+    let r = wasmgate::manifest::load_config(&vs);
+    let names: Vec<&str> = r.order.iter().map(String::as_str).collect();
+    assert_eq!(names, ["other", "wasmgate"], "{after}");
+    let o = wasmgate(
+        &["setup", "vscode", "--file", vs.to_str().unwrap(), "--undo"],
+        h,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let undone = std::fs::read_to_string(&vs).unwrap();
+    assert_eq!(undone, vs_before, "undo restores the file as it was");
+
     // An entry named wasmgate that is not ours is left alone.
     std::fs::write(
         &claude,

@@ -15,6 +15,9 @@ Steps (each optional):
                                 call TOOL on --repo
   --remove-plugin DIR           then delete that plugin folder, wait for
                                 list_changed, list again
+  --read-resource URI           read that resource (mime and text)
+  --call-tool NAME              call that tool with no arguments (its text,
+                                or the protocol error)
 """
 
 import argparse
@@ -120,6 +123,19 @@ async def scenario(session, args, watcher, out):
             "text": getattr(rr.contents[0], "text", ""),
         }
 
+    if args.read_resource:
+        rr = await session.read_resource(args.read_resource)
+        out["read_resource"] = {
+            "mime": rr.contents[0].mimeType,
+            "text": getattr(rr.contents[0], "text", ""),
+        }
+    if args.call_tool:
+        try:
+            r = await session.call_tool(args.call_tool, {})
+            out["call_tool"] = {"is_error": bool(r.isError), "text": text_of(r)}
+        except McpError as e:
+            out["call_tool"] = {"error": e.error.message, "code": e.error.code}
+
     if args.appear_dir:
         before = watcher.tool_changes
         exe = os.path.join(args.appear_dir, args.appear_cmd)
@@ -157,6 +173,8 @@ async def main():
     ap.add_argument("--appear-tool")
     ap.add_argument("--hup-pid", type=int)
     ap.add_argument("--remove-plugin")
+    ap.add_argument("--read-resource")
+    ap.add_argument("--call-tool")
     ap.add_argument("command", nargs="*")
     args = ap.parse_args()
 

@@ -122,7 +122,7 @@ impl Agent {
             ),
             Agent::Vscode => (
                 app_dir("Code")?.join("User").join("mcp.json"),
-                Syntax::Json,
+                Syntax::Jsonc,
                 &["servers"],
             ),
             Agent::Codex => (
@@ -397,7 +397,13 @@ pub fn run_import(args: &ImportArgs, target: Option<PathBuf>, json: bool) -> u8 
             return 1;
         }
     };
-    let decoded = match decode_config(path, &text, &ctx, &Places::of_file(path)) {
+    // The file's `${VAR}`s are kept as written: what import prints and
+    // writes never holds a value read from the environment.
+    let places = Places {
+        keep_env_vars: true,
+        ..Places::of_file(path)
+    };
+    let decoded = match decode_config(path, &text, &ctx, &places) {
         Ok(d) => d,
         Err(m) => {
             eprintln!(
@@ -417,27 +423,44 @@ pub fn run_import(args: &ImportArgs, target: Option<PathBuf>, json: bool) -> u8 
     let mut problems: Vec<ManifestError> = decoded.errors;
     problems.extend(checked.errors);
     let mut out = Mapping::new();
+    let mut secrets = Vec::new();
+    let mut kept_refs = Vec::new();
     for s in &checked.servers {
         if let Some(e) = servers.get(s.name.as_str()) {
             out.insert(Value::String(s.name.clone()), e.clone());
+            kept_refs.extend(unexpanded_refs(&s.name, e));
         }
+        secrets.extend(printed_secrets(s));
     }
+    // What is printed goes through the redaction of docs/mcp-client.md §4:
+    // the servers' secrets (credential-named env and header values, URL
+    // query values) and the token shapes; the written file keeps the values the user's
+    // own file had, so the servers still work.
+    secrets.retain(|v| !v.contains("${"));
+    let redactor = crate::mcp::redact::Redactor::with_secrets(Vec::new(), secrets);
+    let redact = |t: &str| {
+        outside_refs(t, &|piece| {
+            crate::mcp::redact::redact_patterns(&redactor.redact_secrets(piece))
+        })
+    };
+    let shown = redact_value(&Value::Mapping(out.clone()), &redact);
     let warnings: Vec<String> = decoded
         .warnings
         .into_iter()
         .chain(checked.warnings)
+        .chain(kept_refs)
         .collect();
     if json {
         let v = serde_json::json!({
             "format": decoded.format.label(),
-            "mcp_servers": serde_json::to_value(&out).unwrap_or_default(),
+            "mcp_servers": serde_json::to_value(&shown).unwrap_or_default(),
             "problems": problems.iter().map(ToString::to_string).collect::<Vec<_>>(),
             "warnings": warnings,
         });
         println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
     } else {
         let mut top = Mapping::new();
-        top.insert("mcp_servers".into(), Value::Mapping(out.clone()));
+        top.insert("mcp_servers".into(), shown);
         println!(
             "# wasmgate config from {} ({})",
             path.display(),
@@ -449,10 +472,16 @@ pub fn run_import(args: &ImportArgs, target: Option<PathBuf>, json: bool) -> u8 
         );
     }
     for p in &problems {
-        eprintln!("wasmgate import: {}", crate::terminal::line(&p.to_string()));
+        eprintln!(
+            "wasmgate import: {}",
+            crate::terminal::line(&redact(&p.to_string()))
+        );
     }
     for w in &warnings {
-        eprintln!("wasmgate import: warning: {}", crate::terminal::line(w));
+        eprintln!(
+            "wasmgate import: warning: {}",
+            crate::terminal::line(&redact(w))
+        );
     }
     let mut code = u8::from(!problems.is_empty());
     if args.write {
@@ -462,11 +491,11 @@ pub fn run_import(args: &ImportArgs, target: Option<PathBuf>, json: bool) -> u8 
             );
             return 1;
         };
-        if let Err(m) = merge_into(&target, &out) {
+        if let Err(m) = merge_into(&target, &out, &redact) {
             eprintln!(
                 "wasmgate import: {}: {}",
                 target.display(),
-                crate::terminal::line(&m)
+                crate::terminal::line(&redact(&m))
             );
             code = 1;
         }
@@ -477,7 +506,11 @@ pub fn run_import(args: &ImportArgs, target: Option<PathBuf>, json: bool) -> u8 
 /// Adds `servers` to the `mcp_servers` of the YAML config at `target`
 /// (text edits: its comments stay); a name already there with another
 /// entry is refused, the same entry skipped.
-fn merge_into(target: &Path, servers: &Mapping) -> Result<(), String> {
+fn merge_into(
+    target: &Path,
+    servers: &Mapping,
+    redact: &dyn Fn(&str) -> String,
+) -> Result<(), String> {
     let old = read_text(target)?;
     let mut text = old.clone().unwrap_or_default();
     let current = edit::decode(&text, Syntax::Yaml)?;
@@ -504,10 +537,111 @@ fn merge_into(target: &Path, servers: &Mapping) -> Result<(), String> {
         );
         return Ok(());
     }
-    print!("{}", crate::terminal::text(&diff(target, &before, &text)));
+    print!(
+        "{}",
+        crate::terminal::text(&redact(&diff(target, &before, &text)))
+    );
     match write_with_backup(target, old.as_deref(), &text)? {
         Some(b) => println!("wrote {} (backup: {})", target.display(), b.display()),
         None => println!("wrote {}", target.display()),
     }
     Ok(())
+}
+
+/// `v` with `redact` applied to every string it holds (keys stay), so the
+/// printed YAML stays valid: `[REDACTED]` comes out quoted.
+fn redact_value(v: &Value, redact: &dyn Fn(&str) -> String) -> Value {
+    match v {
+        Value::String(s) => Value::String(redact(s)),
+        Value::Sequence(items) => {
+            Value::Sequence(items.iter().map(|i| redact_value(i, redact)).collect())
+        }
+        Value::Mapping(m) => Value::Mapping(
+            m.iter()
+                .map(|(k, i)| (k.clone(), redact_value(i, redact)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// A warning for each `${VAR}` kept in `command`, `args` or `url` of an
+/// imported entry: wasmgate does not interpolate those fields
+/// (docs/security.md), so the server would get the text itself.
+fn unexpanded_refs(server: &str, entry: &Value) -> Vec<String> {
+    let has_ref = |s: &str| s.replace("${PLUGIN_DIR}", "").contains("${");
+    let mut out = Vec::new();
+    let mut note = |field: String, s: &str| {
+        if has_ref(s) {
+            let instead = if field == "url" {
+                "send the secret in headers (\"Authorization\": \"Bearer ${NAME}\")"
+            } else {
+                "pass the value in env (\"NAME\": \"${NAME}\")"
+            };
+            out.push(format!(
+                "server '{server}': {field} keeps '{s}' as written: wasmgate does not expand variables in command, args or url, so the server gets this text; {instead} or write it there"
+            ));
+        }
+    };
+    for field in ["command", "url"] {
+        if let Some(s) = entry.get(field).and_then(Value::as_str) {
+            note(field.to_string(), s);
+        }
+    }
+    if let Some(Value::Sequence(args)) = entry.get("args") {
+        for (i, a) in args.iter().enumerate() {
+            if let Some(s) = a.as_str() {
+                note(format!("args[{i}]"), s);
+            }
+        }
+    }
+    out
+}
+
+/// `t` with `f` applied to the text between its `${…}` references, which
+/// stay as written: a reference is no secret, and `--api-key=${KEY}` must
+/// not print as `--api-key=[REDACTED]}`.
+fn outside_refs(t: &str, f: &dyn Fn(&str) -> String) -> String {
+    let mut out = String::with_capacity(t.len());
+    let mut rest = t;
+    while let Some(start) = rest.find("${") {
+        let Some(len) = rest[start..].find('}') else {
+            break;
+        };
+        out.push_str(&f(&rest[..start]));
+        out.push_str(&rest[start..start + len + 1]);
+        rest = &rest[start + len + 1..];
+    }
+    out.push_str(&f(rest));
+    out
+}
+
+/// The values of `spec` that `import` must not print: what its `${VAR}`s
+/// stood for, the `env` and `headers` values whose name looks like a
+/// credential ([`crate::mcp::redact::is_credential_name`]; for
+/// `Authorization: Bearer t` also `t`), and its URL's query values and
+/// userinfo. An ordinary header (`X-Region: us-east-1`) stays readable.
+fn printed_secrets(spec: &crate::manifest::ServerSpec) -> Vec<String> {
+    use crate::manifest::Transport;
+    use crate::mcp::redact::{is_credential_name, url_secrets};
+    let mut out = spec.secrets.clone();
+    let mut named = |map: &std::collections::BTreeMap<String, String>| {
+        for (k, v) in map {
+            if is_credential_name(k) {
+                out.push(v.clone());
+                if let Some((_, token)) = v.split_once(' ') {
+                    out.push(token.trim().to_string());
+                }
+            }
+        }
+    };
+    match &spec.transport {
+        Transport::Stdio { env, .. } => named(env),
+        Transport::Http { url, headers } => {
+            named(headers);
+            out.extend(url_secrets(url));
+        }
+        _ => {}
+    }
+    out
 }

@@ -76,6 +76,12 @@ pub struct ServeArgs {
     /// for the servers to connect before answering (docs/mcp-client.md §7).
     #[arg(long, value_name = "MODE", default_value = "always", value_parser = parse_prefix)]
     pub prefix: gateway::PrefixMode,
+    /// Also offer the tool `wasmgate_not_offered`, which returns the text
+    /// of the resource `wasmgate://not-offered` (the plugin applications
+    /// this machine does not offer, and why), for agents that read no
+    /// resources (docs/mcp-client.md §7). Off by default.
+    #[arg(long)]
+    pub not_offered_tool: bool,
 }
 
 /// Parses `--prefix`: `always` or `never`.
@@ -238,6 +244,7 @@ pub async fn run(mut host: HostOptions, args: &ServeArgs) -> anyhow::Result<u8> 
         // them unprefixed, so it connects first.
         discover_in_background: args.prefix == gateway::PrefixMode::Always,
         prefix: args.prefix,
+        not_offered_tool: args.not_offered_tool,
         ..GatewayOptions::new()
     };
     let gw = Gateway::start(options).await?;

@@ -161,16 +161,23 @@ impl ServerHandler for GatewayHandler {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         self.gateway.settle_first_discovery().await;
-        let tools = self
+        let own = self.gateway.inner.options.not_offered_tool;
+        let mut tools: Vec<Tool> = self
             .gateway
             .agent_tools()
             .into_iter()
+            // The gateway's own tool keeps its name (an unprefixed upstream
+            // tool of that name stays reachable only without the flag).
+            .filter(|(name, _)| !(own && name == super::not_offered::NOT_OFFERED_TOOL))
             .map(|(name, t)| {
                 let mut tool = mcp_tool(&t);
                 tool.name = name.into();
                 tool
             })
             .collect();
+        if own {
+            tools.push(super::not_offered::not_offered_tool());
+        }
         Ok(ListToolsResult::with_all_items(tools))
     }
 
@@ -179,6 +186,12 @@ impl ServerHandler for GatewayHandler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        if self.gateway.inner.options.not_offered_tool
+            && request.name == super::not_offered::NOT_OFFERED_TOOL
+        {
+            let text = super::not_offered::not_offered_markdown(&self.gateway.host());
+            return Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into());
+        }
         let name: Cow<'static, str> = self.gateway.registered_tool_name(&request.name).into();
         let args = request.arguments.map_or(
             serde_json::Value::Object(Default::default()),

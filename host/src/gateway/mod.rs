@@ -109,6 +109,11 @@ pub struct GatewayOptions {
     /// How upstream tools and prompts are named (`serve --prefix`,
     /// [`PrefixMode`]). Default [`PrefixMode::Always`].
     pub prefix: PrefixMode,
+    /// Also offer the tool [`not_offered::NOT_OFFERED_TOOL`], which returns
+    /// the text of the resource `wasmgate://not-offered`, for agents that
+    /// read no resources (`serve --not-offered-tool`, docs/mcp-client.md
+    /// §7). Default `false`.
+    pub not_offered_tool: bool,
 }
 
 impl GatewayOptions {
@@ -120,6 +125,7 @@ impl GatewayOptions {
             watch_tick: DEFAULT_WATCH_TICK,
             discover_in_background: false,
             prefix: PrefixMode::Always,
+            not_offered_tool: false,
         }
     }
 }

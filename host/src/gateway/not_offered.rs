@@ -2,12 +2,37 @@
 //! (`docs/mcp-client.md` §7): which plugin applications this machine does
 //! not offer and why, in the availability sentences of
 //! `docs/declarations.md` §6.3–6.4, so an agent can tell its user what to
-//! install, update or start.
+//! install, update or start. With `serve --not-offered-tool` the same
+//! text is also the result of the tool [`NOT_OFFERED_TOOL`], for agents
+//! that read no resources.
 
 use crate::host::Host;
 
 /// URI of the resource.
 pub const NOT_OFFERED_URI: &str = "wasmgate://not-offered";
+
+/// Name of the matching tool (offered only with `serve --not-offered-tool`).
+pub const NOT_OFFERED_TOOL: &str = "wasmgate_not_offered";
+
+/// The MCP tool [`NOT_OFFERED_TOOL`]: no arguments, read-only; its result
+/// is one text block, [`not_offered_markdown`].
+pub fn not_offered_tool() -> rmcp::model::Tool {
+    let mut schema = serde_json::Map::new();
+    schema.insert("type".into(), "object".into());
+    schema.insert(
+        "properties".into(),
+        serde_json::Value::Object(Default::default()),
+    );
+    rmcp::model::Tool::new(
+        NOT_OFFERED_TOOL,
+        "Lists the plugin applications that are not offered on this machine and why \
+         (not installed, too old, not running), with what the user can install, update \
+         or start. The same text as the resource wasmgate://not-offered.",
+        std::sync::Arc::new(schema),
+    )
+    .with_title("Applications not offered here")
+    .with_annotations(rmcp::model::ToolAnnotations::new().read_only(true))
+}
 
 /// One server that is not offered.
 #[derive(Debug, Clone, PartialEq, Eq)]

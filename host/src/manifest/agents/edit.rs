@@ -6,6 +6,9 @@
 //!   object (or replaced where it stands), written back pretty-printed
 //!   with the file's own indent. Whitespace may change; keys, their order
 //!   and values do not.
+//! * JSONC (VS Code): edited through `jsonc-parser`'s concrete syntax
+//!   tree, so comments, trailing commas and layout stay; the entry is
+//!   appended to its object (or its value replaced where it stands).
 //! * TOML: edited with `toml_edit`, which keeps comments, order and
 //!   formatting.
 //! * YAML: a re-serialisation would drop comments, so the entry's lines
@@ -23,6 +26,8 @@ use yaml_serde::{Mapping, Value};
 pub enum Syntax {
     /// JSON (`.json`).
     Json,
+    /// VS Code's JSONC (comments, trailing commas).
+    Jsonc,
     /// TOML (Codex).
     Toml,
     /// YAML (Goose, wasmgate, Hermes).
@@ -39,6 +44,7 @@ pub fn decode(text: &str, syntax: Syntax) -> Result<Value, String> {
     }
     let v = match syntax {
         Syntax::Json => super::super::load::decode_json(text)?,
+        Syntax::Jsonc => super::vscode::decode_jsonc(text)?,
         Syntax::Yaml => super::super::load::decode_yaml(text)?,
         Syntax::Toml => super::codex::to_yaml(&toml::Value::Table(
             toml::from_str::<toml::Table>(text).map_err(|e| format!("is not valid TOML: {e}"))?,
@@ -113,6 +119,7 @@ pub fn set_entry(
     let before = decode(text, syntax)?;
     let out = match syntax {
         Syntax::Json => json_set(&before, text, path, name, entry)?,
+        Syntax::Jsonc => jsonc_edit(text, path, name, Some(entry))?,
         Syntax::Toml => toml_set(text, path, name, entry)?,
         Syntax::Yaml => {
             let t = if get(&before, path, name).is_some() {
@@ -152,6 +159,7 @@ pub fn remove_entry(
     }
     let out = match syntax {
         Syntax::Json => json_write(&without(&before, path, name), text)?,
+        Syntax::Jsonc => jsonc_edit(text, path, name, None)?,
         Syntax::Toml => {
             let mut doc: toml_edit::DocumentMut = text
                 .parse()
@@ -228,6 +236,62 @@ fn json_write(v: &Value, original: &str) -> Result<String, String> {
     let mut s = String::from_utf8(out).map_err(|e| e.to_string())?;
     s.push('\n');
     Ok(s)
+}
+
+/// Sets (`Some`) or removes (`None`) the entry `name` under `path` in the
+/// JSONC syntax tree of `text`: comments and layout stay as written.
+fn jsonc_edit(
+    text: &str,
+    path: &[&str],
+    name: &str,
+    entry: Option<&Value>,
+) -> Result<String, String> {
+    let root = if text.trim().is_empty() {
+        super::vscode::parse_cst("{}\n")?
+    } else {
+        super::vscode::parse_cst(text)?
+    };
+    let not_object = || format!("{} is not an object", path.join("."));
+    let mut obj = root.object_value_or_create().ok_or_else(not_object)?;
+    for p in path {
+        obj = match entry {
+            Some(_) => obj.object_value_or_create(p).ok_or_else(not_object)?,
+            None => obj.object_value(p).ok_or_else(not_object)?,
+        };
+    }
+    match (entry, obj.get(name)) {
+        (Some(e), Some(prop)) => prop.set_value(jsonc_value(e)?),
+        (Some(e), None) => {
+            obj.append(name, jsonc_value(e)?);
+        }
+        (None, Some(prop)) => prop.remove(),
+        (None, None) => return Err(format!("has no entry {name} under {}", path.join("."))),
+    }
+    Ok(root.to_string())
+}
+
+fn jsonc_value(v: &Value) -> Result<jsonc_parser::cst::CstInputValue, String> {
+    use jsonc_parser::cst::CstInputValue as J;
+    Ok(match v {
+        Value::Null => J::Null,
+        Value::Bool(b) => J::Bool(*b),
+        Value::Number(n) => J::Number(n.to_string()),
+        Value::String(s) => J::String(s.clone()),
+        Value::Sequence(items) => {
+            J::Array(items.iter().map(jsonc_value).collect::<Result<_, _>>()?)
+        }
+        Value::Mapping(m) => J::Object(
+            m.iter()
+                .map(|(k, it)| Ok((crate::declaration::value::key_text(k), jsonc_value(it)?)))
+                .collect::<Result<_, String>>()?,
+        ),
+        other => {
+            return Err(format!(
+                "{} has no JSON form",
+                crate::declaration::value::describe(other)
+            ));
+        }
+    })
 }
 
 fn toml_value(v: &Value) -> Result<toml_edit::Value, String> {
@@ -443,6 +507,43 @@ mod tests {
 
     fn entry() -> Value {
         yaml_serde::from_str("{command: /bin/wasmgate, args: [serve]}").unwrap()
+    }
+
+    #[test]
+    fn jsonc_keeps_comments_and_trailing_commas_and_undo_restores() {
+        let text = "// my settings\n{\n  \"inputs\": [], // none\n  \"servers\": {\n    /* the old one */\n    \"other\": {\"command\": \"x\",},\n  },\n}\n";
+        let out = set_entry(text, Syntax::Jsonc, &["servers"], "wasmgate", &entry()).unwrap();
+        for c in ["// my settings", "// none", "/* the old one */"] {
+            assert!(out.contains(c), "{c} dropped: {out}");
+        }
+        assert!(out.find("other").unwrap() < out.find("wasmgate").unwrap());
+        let back = remove_entry(&out, Syntax::Jsonc, &["servers"], "wasmgate").unwrap();
+        assert_eq!(
+            decode(&back, Syntax::Jsonc).unwrap(),
+            decode(text, Syntax::Jsonc).unwrap()
+        );
+        for c in ["// my settings", "// none", "/* the old one */"] {
+            assert!(back.contains(c), "{c} dropped: {back}");
+        }
+        // No file yet, and no servers object yet.
+        let out = set_entry("", Syntax::Jsonc, &["servers"], "wasmgate", &entry()).unwrap();
+        assert_eq!(
+            get(
+                &decode(&out, Syntax::Jsonc).unwrap(),
+                &["servers"],
+                "wasmgate"
+            ),
+            Some(&entry())
+        );
+        let out = set_entry(
+            "{\"inputs\": [] /* x */}",
+            Syntax::Jsonc,
+            &["servers"],
+            "wasmgate",
+            &entry(),
+        )
+        .unwrap();
+        assert!(out.contains("/* x */"), "{out}");
     }
 
     #[test]

@@ -203,7 +203,7 @@ pub(crate) fn check_type(t: Option<&Value>, is_http: bool, fails: &mut Vec<Fail>
 /// Copies `m[key]` to `out[key]` with the agent variables expanded in each
 /// string it holds (a string, a list's items, a mapping's values); with
 /// `env_now` `${VAR}` is expanded here too (fields wasmgate does not
-/// interpolate itself). Values of another shape are copied for the
+/// interpolate itself), unless [`Places::keep_env_vars`]. Values of another shape are copied for the
 /// validator to name.
 fn strings(
     m: &Mapping,
@@ -217,7 +217,7 @@ fn strings(
     let Some(v) = m.get(key).filter(|v| !v.is_null()) else {
         return;
     };
-    let env = env_now.then_some(&ctx.env);
+    let env = (env_now && !places.keep_env_vars).then_some(&ctx.env);
     let mut one = |s: &str, path: String| match super::vars::expand(s, places, env) {
         Ok(t) => Value::String(t),
         Err(msg) => {

@@ -81,6 +81,12 @@ pub struct Places {
     pub workspace: Option<PathBuf>,
     /// The current folder: picks `projects.<folder>` of `~/.claude.json`.
     pub cwd: Option<PathBuf>,
+    /// Keep `${VAR}` / `${env:VAR}` / `${VAR:-default}` in `command`,
+    /// `args` and `url` as written instead of expanding them from the
+    /// environment: `wasmgate import` prints and writes the file's
+    /// references, never a value read from the environment
+    /// (`docs/mcp-client.md` §1.4).
+    pub keep_env_vars: bool,
 }
 
 impl Places {
@@ -109,6 +115,7 @@ impl Places {
             home,
             workspace,
             cwd: std::env::current_dir().ok(),
+            keep_env_vars: false,
         }
     }
 }
@@ -116,7 +123,8 @@ impl Places {
 /// Decodes a config file's text by its content: a TOML file (`.toml`, or
 /// text that is no YAML mapping but valid TOML) is Codex's; a JSON or YAML
 /// mapping with `mcp_servers` or `plugins` is wasmgate's, with `mcpServers`
-/// the Claude family's, a JSON one with `servers` (or `mcp.servers`) VS Code's, with
+/// the Claude family's, a JSON one with `servers` (or `mcp.servers`) VS Code's
+/// (JSONC: comments and trailing commas accepted only there), with
 /// `extensions` Goose's. A mapping with none of them is `Err` (the message
 /// after the file name), as is text that is neither.
 pub fn decode_config(
@@ -131,9 +139,29 @@ pub fn decode_config(
     if is_toml {
         return codex::decode(text, ctx);
     }
-    let is_json = text.trim_start().starts_with('{');
+    let is_json = text.trim_start().starts_with('{') || starts_with_comment(text);
     let value = if is_json {
-        super::load::decode_json(text)?
+        match super::load::decode_json(text) {
+            Ok(v) => v,
+            // VS Code's files are JSONC; the other agents read strict JSON,
+            // so comments are accepted only in a file of VS Code's shape.
+            Err(strict) => match vscode::decode_jsonc(text) {
+                Ok(Value::Mapping(top))
+                    if vscode::servers_of(&top).is_some()
+                        && !["mcpServers", "mcp_servers", "plugins"]
+                            .iter()
+                            .any(|k| top.contains_key(*k)) =>
+                {
+                    Value::Mapping(top)
+                }
+                Ok(_) => {
+                    return Err(format!(
+                        "{strict} (comments and trailing commas are read only in VS Code's mcp.json and settings.json; this file's agent reads strict JSON)"
+                    ));
+                }
+                Err(_) => return Err(strict),
+            },
+        }
     } else {
         match super::load::decode_yaml(text) {
             Ok(v @ (Value::Mapping(_) | Value::Null)) => v,
@@ -173,6 +201,13 @@ pub fn decode_config(
         return Ok(goose::decode(ext, ctx));
     }
     Err(super::load::no_mcp_servers_message(top))
+}
+
+/// Whether JSONC text opens with a comment (`// …` or `/* … */` above the
+/// object).
+fn starts_with_comment(text: &str) -> bool {
+    let t = text.trim_start();
+    t.starts_with("//") || t.starts_with("/*")
 }
 
 /// Collects one format's converted servers.

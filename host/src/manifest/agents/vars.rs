@@ -113,6 +113,7 @@ mod tests {
             home: Some(PathBuf::from("/home/u")),
             workspace: Some(PathBuf::from("/w/proj")),
             cwd: None,
+            keep_env_vars: false,
         };
         let env: BTreeMap<String, String> = [("A".to_string(), "1".to_string())].into();
         let e = |s| expand(s, &places, Some(&env));

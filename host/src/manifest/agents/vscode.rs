@@ -5,6 +5,10 @@
 //! An entry: `type` (`stdio`, `http`; `sse` refused), `command`, `args`,
 //! `env`, `envFile`, `url`, `headers`; `${input:ID}` is refused (wasmgate
 //! cannot prompt), `dev` and the sandbox keys are refused by name.
+//!
+//! VS Code reads both files as JSONC (JSON with `//` and `/* */` comments
+//! and trailing commas), so they are read with `jsonc-parser` here
+//! ([`decode_jsonc`]); every other agent's JSON is strict.
 
 use super::{Builder, Decoded, Format, Places, entries, entry_mapping};
 use crate::manifest::schema::ManifestContext;
@@ -58,4 +62,130 @@ pub fn decode(servers: &Mapping, ctx: &ManifestContext, places: &Places) -> Deco
         b.add(ctx, &name, res);
     }
     b.finish(Format::VsCode)
+}
+
+/// The JSONC VS Code accepts: comments and trailing commas, otherwise
+/// strict JSON (no single quotes, bare names, hex or `NaN`).
+fn jsonc_options() -> jsonc_parser::ParseOptions {
+    jsonc_parser::ParseOptions {
+        allow_comments: true,
+        allow_trailing_commas: true,
+        allow_loose_object_property_names: false,
+        allow_missing_commas: false,
+        allow_single_quoted_strings: false,
+        allow_hexadecimal_numbers: false,
+        allow_unary_plus_numbers: false,
+        allow_bare_decimal_point_numbers: false,
+        allow_non_finite_numbers: false,
+        allow_extended_string_escapes: false,
+    }
+}
+
+/// Decodes VS Code's JSONC into the universal value type, keeping key
+/// order. The nesting is measured first ([`jsonc_depth`]) and refused past
+/// [`crate::manifest::depth::MAX_DEPTH`], as for every JSON or YAML text
+/// (docs/security.md, "MCP client bounds"); the caller bounds the bytes.
+///
+/// # Errors
+/// The message after the file name (too deep, or not valid JSONC with the
+/// parser's line and column).
+pub fn decode_jsonc(text: &str) -> Result<Value, String> {
+    jsonc_depth(text, crate::manifest::depth::MAX_DEPTH)?;
+    jsonc_parser::parse_to_serde_value::<Value>(text, &jsonc_options())
+        .map_err(|e| format!("is not valid JSON with comments (JSONC): {e}"))
+}
+
+/// The concrete syntax tree of a JSONC text, for edits that keep its
+/// comments (`wasmgate setup vscode`, docs/mcp-client.md §1.5).
+///
+/// # Errors
+/// As [`decode_jsonc`].
+pub fn parse_cst(text: &str) -> Result<jsonc_parser::cst::CstRootNode, String> {
+    jsonc_depth(text, crate::manifest::depth::MAX_DEPTH)?;
+    jsonc_parser::cst::CstRootNode::parse(text, &jsonc_options())
+        .map_err(|e| format!("is not valid JSON with comments (JSONC): {e}"))
+}
+
+/// `Err` naming the line where the brackets of a JSONC text nest deeper
+/// than `max`: one linear scan that skips strings and comments, so neither
+/// a bracket in a comment nor a quote in one (`// don't`) miscounts.
+fn jsonc_depth(text: &str, max: usize) -> Result<(), String> {
+    let mut depth = 0usize;
+    let mut line = 1usize;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\n' => line += 1,
+            '"' => {
+                while let Some(s) = chars.next() {
+                    match s {
+                        '\\' => {
+                            chars.next();
+                        }
+                        '"' => break,
+                        '\n' => line += 1,
+                        _ => {}
+                    }
+                }
+            }
+            '/' if chars.peek() == Some(&'/') => {
+                for s in chars.by_ref() {
+                    if s == '\n' {
+                        line += 1;
+                        break;
+                    }
+                }
+            }
+            '/' if chars.peek() == Some(&'*') => {
+                chars.next();
+                let mut prev = ' ';
+                for s in chars.by_ref() {
+                    if s == '\n' {
+                        line += 1;
+                    }
+                    if prev == '*' && s == '/' {
+                        break;
+                    }
+                    prev = s;
+                }
+            }
+            '[' | '{' => {
+                depth += 1;
+                if depth > max {
+                    return Err(format!(
+                        "is nested deeper than {max} levels (at line {line}); wasmgate reads at most {max} levels of YAML or JSON"
+                    ));
+                }
+            }
+            ']' | '}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jsonc_comments_and_trailing_commas_are_read_and_depth_is_bounded() {
+        let v = decode_jsonc(
+            "// don't \"quote\" me [[[[\n{\n  /* a { */ \"servers\": {\"a\": {\"command\": \"x\",},}, // end\n}\n",
+        )
+        .unwrap();
+        assert_eq!(v["servers"]["a"]["command"], Value::String("x".into()));
+        // Strict-JSON extras VS Code does not accept stay refused.
+        assert!(decode_jsonc("{'a': 1}").is_err());
+        assert!(decode_jsonc("{a: 1}").is_err());
+        let deep = format!("{}{}", "[".repeat(100), "]".repeat(100));
+        assert!(decode_jsonc(&deep).unwrap_err().contains("deeper than"));
+        // Brackets inside strings and comments do not count.
+        let quiet = format!(
+            "{{\"a\": \"{}\" /* {} */}}",
+            "[".repeat(100),
+            "{".repeat(100)
+        );
+        decode_jsonc(&quiet).unwrap();
+    }
 }
