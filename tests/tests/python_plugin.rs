@@ -7,7 +7,10 @@
 //!
 //! The component is 18 MB of CPython: one compile takes seconds (minutes in
 //! a debug build on a busy machine), so every run here shares one compile
-//! cache, `target/tmp/python-plugin-cache`, filled once per test process.
+//! cache, `target/tmp/python-plugin-cache`, filled at most once per test
+//! process (the first test to need it compiles; the others wait) and kept
+//! between runs: an unchanged component is not compiled again. The
+//! manifest-mistakes test of `check_sources.rs` uses the same folder.
 #![cfg(target_os = "linux")]
 
 use serde_json::Value;
