@@ -15,7 +15,8 @@
 //! - `plugins` — builds the example plugin components (wasm32-wasip2,
 //!   release) and the native servers they ship, and lays them out in
 //!   `target/plugins/<plugin>/` ready for `wasmgate --plugins target/plugins`.
-//!   The Python example plugins (`PYTHON_PLUGINS`) are built with the
+//!   The Python plugins (`PYTHON_PLUGINS`: the example and a test plugin)
+//!   are built with the
 //!   pinned `componentize-py` of `guest-sdk/python/requirements-build.txt`,
 //!   installed into `target/python-build/venv`, into
 //!   `target/python-plugins/<plugin>/` (`python_plugins`).
