@@ -4,7 +4,10 @@
 //! `probe-version` call that reads one file; resident memory per loaded
 //! plugin; and the start-up of the `wasmgate status` binary with 1, 10
 //! and 100 cached plugins and no MCP server to connect; the plugin lock's
-//! integrity check per load (`trust_check`).
+//! integrity check per load (`trust_check`). Then, when it is built, the
+//! Python example plugin (`target/python-plugins/inkscape`, 18 MB of
+//! CPython by componentize-py): its first load, its cached load, and
+//! `wasmgate status` over it alone (`python`).
 //!
 //! Needs the example components (`cargo xtask plugins`) and the release
 //! binary beside this example (`target/release/wasmgate`). Run:
@@ -14,6 +17,7 @@
 //! cargo build --release -p wasmgate --bin wasmgate --example plugin_bench
 //! target/release/examples/plugin_bench
 //! target/release/examples/plugin_bench trust   # only the plugin lock's check
+//! target/release/examples/plugin_bench python  # only the Python plugin
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -98,6 +102,9 @@ fn main() -> anyhow::Result<()> {
     if std::env::args().nth(1).as_deref() == Some("trust") {
         // Only the plugin lock's integrity check.
         return trust_check(&cache);
+    }
+    if std::env::args().nth(1).as_deref() == Some("python") {
+        return python(&cache);
     }
     let cold_host = PluginHost::new(HostConfig::default())?;
     let host = PluginHost::new(HostConfig {
@@ -212,7 +219,7 @@ fn main() -> anyhow::Result<()> {
         .join("wasmgate");
     if !bin.is_file() {
         println!("\n{} missing: status start-up skipped", bin.display());
-        return Ok(());
+        return python(&cache);
     }
     println!("\n## `wasmgate status` start-up (process spawn to exit)\n");
     println!("| plugins | cold cache ms | cached ms (median) | cached ms (min) |");
@@ -246,6 +253,95 @@ fn main() -> anyhow::Result<()> {
         let (med, min) = time(10, run);
         println!("| {n} | {} | {} | {} |", ms(cold), ms(med), ms(min));
     }
+    python(&cache)
+}
+
+/// `wasmgate` beside this example (`target/release/wasmgate`).
+fn wasmgate_bin() -> anyhow::Result<PathBuf> {
+    Ok(std::env::current_exe()?
+        .parent()
+        .and_then(Path::parent)
+        .ok_or_else(|| anyhow::anyhow!("no folder above the example"))?
+        .join("wasmgate"))
+}
+
+/// The Python example plugin (`docs/performance.md`, "Python plugins"):
+/// its first load (compile and cache write, once: seconds), its cached
+/// load (the component's SHA-256 and the entry's BLAKE3 remembered by file
+/// identity, the entry read and deserialized), `instantiate` and
+/// `manifest()` (CPython's start from its snapshot), and `wasmgate status`
+/// over a folder holding only a copy of it: the copy's first run hashes
+/// it (a new file identity), the runs after load from the cache.
+fn python(cache: &Path) -> anyhow::Result<()> {
+    let file = root().join("target/python-plugins/inkscape/inkscape.wasm");
+    if !file.is_file() {
+        println!("\n{} missing: Python plugin skipped", file.display());
+        return Ok(());
+    }
+    let dir = file.parent().unwrap().to_path_buf();
+    let host = PluginHost::new(HostConfig {
+        cache_dir: Some(cache.to_path_buf()),
+        ..HostConfig::default()
+    })?;
+    println!("\n## Python plugin (inkscape, componentize-py)\n");
+    let t = Instant::now();
+    let first = host.load_file(&file, &dir)?;
+    let first_ms = t.elapsed();
+    let (cached, cached_min) = time(50, || {
+        let p = host.load_file(&file, &dir).unwrap();
+        assert_eq!(p.cache, CacheOutcome::Hit);
+        p
+    });
+    let p = host.load_file(&file, &dir)?;
+    let (inst, inst_min) = time(50, || host.instantiate(&p).unwrap());
+    let (man, man_min) = time(50, || host.manifest_size(&p).unwrap());
+    println!(
+        "| .wasm KiB | first load ({:?}) ms | cached load ms [min] | instantiate ms [min] | manifest() ms [min] |",
+        first.cache
+    );
+    println!("|---|---|---|---|---|");
+    println!(
+        "| {} | {} | {} [{}] | {} [{}] | {} [{}] |",
+        std::fs::metadata(&file)?.len() / 1024,
+        ms(first_ms),
+        ms(cached),
+        ms(cached_min),
+        ms(inst),
+        ms(inst_min),
+        ms(man),
+        ms(man_min),
+    );
+    let bin = wasmgate_bin()?;
+    if !bin.is_file() {
+        println!("\n{} missing: status start-up skipped", bin.display());
+        return Ok(());
+    }
+    let tmp = tempfile::tempdir()?;
+    let plugins = tmp.path().join("plugins");
+    std::fs::create_dir_all(&plugins)?;
+    std::fs::copy(&file, plugins.join("inkscape.wasm"))?;
+    let run = || {
+        let out = Command::new(&bin)
+            .args(["status", "--json", "--plugins"])
+            .arg(&plugins)
+            .env("WASMGATE_DEV", "1")
+            .env("WASMGATE_CACHE", cache)
+            .env("PATH", tmp.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+    };
+    let t = Instant::now();
+    run();
+    let new_file = t.elapsed();
+    let (med, min) = time(20, run);
+    println!(
+        "\n`wasmgate status` over the Python plugin alone: {} ms for a new copy (hashed once), \
+         then {} ms median [{} min] of 20 cached runs",
+        ms(new_file),
+        ms(med),
+        ms(min)
+    );
     Ok(())
 }
 

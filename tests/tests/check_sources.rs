@@ -5,7 +5,7 @@
 use serde_json::Value;
 use std::path::Path;
 use std::process::{Command, Output};
-use wasmgate_conformance::{plugins_dir, wasmgate_bin};
+use wasmgate_conformance::{hostile_plugin, plugins_dir, wasmgate_bin};
 
 /// The git example plugin's server declaration, written by hand as YAML.
 const GIT_APP_YAML: &str = r#"
@@ -182,4 +182,104 @@ fn a_plugin_folder_stands_for_its_plugin_file() {
             "{cmd}: {err}"
         );
     }
+}
+
+/// The five mistakes of the Python and Rust test plugins
+/// (`tests/python-plugins/mistakes/app.py`,
+/// `tests/hostile-plugins/mistakes`), one per server, as YAML.
+const MISTAKES_YAML: &str = r#"name: mistakes
+version: "0.1.0"
+mcp_servers:
+  bare-name:
+    command: uvx
+    app: {linux: {presence: executable, location: [{kind: command, name: bin/git}]}}
+    requires: {app: true}
+  dot-dot:
+    command: uvx
+    app: {linux: {presence: executable, location: ["~/x/../y"]}}
+    requires: {app: true}
+  bad-version:
+    command: uvx
+    app: {linux: {presence: executable, location: [{kind: command, name: git}]}}
+    requires: {app: true, min_version: "one.two"}
+  bad-url:
+    url: "ftp://example.com/mcp"
+  no-location:
+    command: uvx
+    app: {darwin: {presence: bundle, location: []}}
+    requires: {app: true}
+"#;
+
+/// `check --json` of `path` with the compile cache the Python plugin
+/// tests share (`tests/tests/python_plugin.rs`): its 18 MB of CPython is
+/// compiled once, not per run. Returns the errors of the document and the
+/// stderr lines, with the file they name cut.
+fn check_errors(path: &Path) -> (Value, Vec<String>) {
+    let cache = wasmgate_conformance::workspace_root().join("target/tmp/python-plugin-cache");
+    std::fs::create_dir_all(&cache).unwrap();
+    let out = Command::new(wasmgate_bin())
+        .arg("check")
+        .arg(path)
+        .arg("--json")
+        .env("WASMGATE_CACHE", &cache)
+        .output()
+        .expect("run wasmgate check");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{}: {stderr}", path.display());
+    let mut doc: Value = serde_json::from_slice(&out.stdout).expect("check --json prints JSON");
+    assert_eq!(doc["valid"], false, "{doc:#}");
+    let file = path.display().to_string();
+    // `where` names the file; everything else must match.
+    for e in doc["errors"].as_array_mut().unwrap() {
+        let w = e["where"].as_str().unwrap().to_owned();
+        let rest = w
+            .strip_prefix(&format!("{file} "))
+            .unwrap_or_else(|| panic!("{w}"));
+        e["where"] = Value::String(rest.to_owned());
+    }
+    let lines = stderr
+        .lines()
+        .map(|l| {
+            l.strip_prefix(&format!("{file} "))
+                .unwrap_or_else(|| panic!("{l}"))
+                .to_owned()
+        })
+        .collect();
+    (doc["errors"].clone(), lines)
+}
+
+#[test]
+fn the_same_mistakes_give_the_same_errors_from_python_rust_and_yaml() {
+    let component = plugins_dir()
+        .parent()
+        .unwrap()
+        .join("python-plugins/mistakes/mistakes.wasm");
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = dir.path().join("plugin.yaml");
+    std::fs::write(&yaml, MISTAKES_YAML).unwrap();
+
+    let (from_yaml, yaml_lines) = check_errors(&yaml);
+    let (from_python, python_lines) = check_errors(&component);
+    let (from_rust, rust_lines) = check_errors(&hostile_plugin("mistakes"));
+    let paths: Vec<(&str, &str)> = from_yaml
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["server"].as_str().unwrap(), e["path"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            ("bare-name", "app.linux.location[0].name"),
+            ("dot-dot", "app.linux.location[0]"),
+            ("bad-version", "requires.min_version"),
+            ("bad-url", "url"),
+            ("no-location", "app.darwin.location"),
+        ],
+        "{from_yaml:#}"
+    );
+    assert_eq!(from_python, from_yaml, "Python");
+    assert_eq!(python_lines, yaml_lines, "Python");
+    assert_eq!(from_rust, from_yaml, "Rust");
+    assert_eq!(rust_lines, yaml_lines, "Rust");
 }

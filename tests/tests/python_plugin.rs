@@ -7,7 +7,10 @@
 //!
 //! The component is 18 MB of CPython: one compile takes seconds (minutes in
 //! a debug build on a busy machine), so every run here shares one compile
-//! cache, `target/tmp/python-plugin-cache`, filled once per test process.
+//! cache, `target/tmp/python-plugin-cache`, filled at most once per test
+//! process (the first test to need it compiles; the others wait) and kept
+//! between runs: an unchanged component is not compiled again. The
+//! manifest-mistakes test of `check_sources.rs` uses the same folder.
 #![cfg(target_os = "linux")]
 
 use serde_json::Value;
@@ -57,7 +60,6 @@ fn check(component: &Path, cache: &Path) -> Output {
 }
 
 #[test]
-#[ignore = "not yet run green before the 03:00 deadline (the 18 MB component compiles for minutes in a debug build); run with `cargo xtask plugins` then `cargo test -p wasmgate-conformance --test python_plugin -- --ignored`"]
 fn check_accepts_the_python_component_and_uses_the_compile_cache() {
     let cache = cache();
     let out = check(&inkscape(), &cache);
@@ -131,7 +133,6 @@ fn server<'a>(st: &'a Value, name: &str) -> &'a Value {
 }
 
 #[test]
-#[ignore = "not yet run green before the 03:00 deadline (the 18 MB component compiles for minutes in a debug build); run with `cargo xtask plugins` then `cargo test -p wasmgate-conformance --test python_plugin -- --ignored`"]
 fn status_a_version_file_new_enough_is_available() {
     let tmp = tempfile::tempdir().unwrap();
     let bin = install(&tmp.path().join("app"), &[("VERSION", "1.3.2\n")]);
@@ -151,7 +152,6 @@ fn status_a_version_file_new_enough_is_available() {
 }
 
 #[test]
-#[ignore = "not yet run green before the 03:00 deadline (the 18 MB component compiles for minutes in a debug build); run with `cargo xtask plugins` then `cargo test -p wasmgate-conformance --test python_plugin -- --ignored`"]
 fn status_the_appstream_release_is_read_without_a_version_file() {
     let tmp = tempfile::tempdir().unwrap();
     let xml = r#"<?xml version="1.0"?>
@@ -172,7 +172,6 @@ fn status_the_appstream_release_is_read_without_a_version_file() {
 }
 
 #[test]
-#[ignore = "not yet run green before the 03:00 deadline (the 18 MB component compiles for minutes in a debug build); run with `cargo xtask plugins` then `cargo test -p wasmgate-conformance --test python_plugin -- --ignored`"]
 fn status_an_old_version_is_too_old_and_gated() {
     let tmp = tempfile::tempdir().unwrap();
     let bin = install(&tmp.path().join("app"), &[("VERSION", "0.92.5\n")]);
@@ -184,7 +183,6 @@ fn status_an_old_version_is_too_old_and_gated() {
 }
 
 #[test]
-#[ignore = "not yet run green before the 03:00 deadline (the 18 MB component compiles for minutes in a debug build); run with `cargo xtask plugins` then `cargo test -p wasmgate-conformance --test python_plugin -- --ignored`"]
 fn status_no_install_folder_is_missing_app() {
     let tmp = tempfile::tempdir().unwrap();
     let empty = tmp.path().join("nothing-here");
@@ -197,7 +195,6 @@ fn status_no_install_folder_is_missing_app() {
 }
 
 #[test]
-#[ignore = "not yet run green before the 03:00 deadline (the 18 MB component compiles for minutes in a debug build); run with `cargo xtask plugins` then `cargo test -p wasmgate-conformance --test python_plugin -- --ignored`"]
 fn status_a_found_copy_without_a_version_is_not_offerable() {
     let tmp = tempfile::tempdir().unwrap();
     let bin = install(&tmp.path().join("app"), &[]);
@@ -224,7 +221,6 @@ fn availability_on(host: &Path) -> Value {
 }
 
 #[test]
-#[ignore = "not yet run green before the 03:00 deadline (the 18 MB component compiles for minutes in a debug build); run with `cargo xtask plugins` then `cargo test -p wasmgate-conformance --test python_plugin -- --ignored`"]
 fn availability_on_simulated_hosts_of_all_three_families() {
     let dir = tempfile::tempdir().unwrap();
     // win32: the uninstall entry, the PE version resource of inkscape.exe.
@@ -276,7 +272,6 @@ fn availability_on_simulated_hosts_of_all_three_families() {
 /// CPython's start and the manifest fit in 64 MiB and 1 s, and a probe in
 /// 200 ms. A much lower memory cap is hit and named: the caps do apply.
 #[test]
-#[ignore = "not yet run green before the 03:00 deadline (the 18 MB component compiles for minutes in a debug build); run with `cargo xtask plugins` then `cargo test -p wasmgate-conformance --test python_plugin -- --ignored`"]
 fn the_default_caps_hold_the_python_component() {
     let dir = inkscape().parent().unwrap().to_path_buf();
     let host = PluginHost::new(HostConfig {

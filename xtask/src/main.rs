@@ -17,7 +17,8 @@
 //! - `plugins` — builds the example plugin components (wasm32-wasip2,
 //!   release) and the native servers they ship, and lays them out in
 //!   `target/plugins/<plugin>/` ready for `wasmgate --plugins target/plugins`.
-//!   The Python example plugins (`PYTHON_PLUGINS`) are built with the
+//!   The Python plugins (`PYTHON_PLUGINS`: the example and a test plugin)
+//!   are built with the
 //!   pinned `componentize-py` of `guest-sdk/python/requirements-build.txt`,
 //!   installed into `target/python-build/venv`, into
 //!   `target/python-plugins/<plugin>/` (`python_plugins`).
@@ -68,14 +69,27 @@ const EXAMPLE_PLUGINS: &[ExamplePlugin] = &[
     },
 ];
 
-/// A Python example plugin (`example-plugins/<name>/app.py`, built with the
-/// Python SDK of `guest-sdk/python/` by componentize-py) laid out as
+/// A Python plugin (`<src>/app.py`, built with the Python SDK of
+/// `guest-sdk/python/` by componentize-py) laid out as
 /// `target/python-plugins/<name>/<name>.wasm`.
 struct PythonPlugin {
     name: &'static str,
+    /// Its folder, relative to the workspace root.
+    src: &'static str,
 }
 
-const PYTHON_PLUGINS: &[PythonPlugin] = &[PythonPlugin { name: "inkscape" }];
+/// The Python example plugin, and a test plugin whose manifest holds
+/// mistakes (`tests/tests/check_sources.rs`).
+const PYTHON_PLUGINS: &[PythonPlugin] = &[
+    PythonPlugin {
+        name: "inkscape",
+        src: "example-plugins/inkscape",
+    },
+    PythonPlugin {
+        name: "mistakes",
+        src: "tests/python-plugins/mistakes",
+    },
+];
 
 /// Hostile test components (`tests/hostile-plugins/<name>`, package
 /// `hostile-<name>`).
@@ -90,6 +104,7 @@ const HOSTILE_PLUGINS: &[&str] = &[
     "huge-manifest",
     "extra-import",
     "env-leak",
+    "mistakes",
 ];
 
 enum Cmd {
@@ -326,7 +341,7 @@ fn python_plugins(out: &Path) -> Result<()> {
     let sdk = root().join("guest-sdk").join("python");
     let mut exe = None;
     for p in PYTHON_PLUGINS {
-        let src = root().join("example-plugins").join(p.name);
+        let src = root().join(p.src);
         let mut hash = Sha256::new();
         for (tag, dir) in [("wit", &wit), ("sdk", &sdk), ("plugin", &src)] {
             hash.update(tag.as_bytes());
