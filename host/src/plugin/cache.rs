@@ -220,8 +220,19 @@ pub(crate) fn compile(
                 .unwrap_or(false);
             let same =
                 size_ok && now.is_some() && written_as.is_some() && now.as_deref() == written_as;
-            // Read, never mapped: a mapped entry that another process
-            // truncates while it is in use kills this one with SIGBUS.
+            // Never mapped in place: a mapped entry that another process
+            // truncates while it is in use kills this one with SIGBUS. On
+            // Linux the entry is copied in the kernel into a sealed memfd
+            // (nobody can shrink it) and mapped from there, lazily: the
+            // fast path of a large component (docs/performance.md).
+            #[cfg(target_os = "linux")]
+            if same
+                && let Some(expected_id) = written_as
+                && let Some(c) = sealed::load(engine, &cwasm, image_limit, expected_id)
+            {
+                return Ok((c, CacheOutcome::Hit));
+            }
+            // Elsewhere, or when that fails: read whole.
             let data = if same {
                 read_entry(dir, &cwasm, image_limit)
             } else {
@@ -289,6 +300,83 @@ const MIN_IMAGE_LIMIT: u64 = 64 * 1024 * 1024;
 /// One file of an entry, at most `limit` bytes and only a regular file of
 /// `dir`: `Ok(None)` when absent; `Err` (with a warning naming the file and
 /// the limit) when it is larger or not a regular file.
+/// A verified entry mapped from a sealed in-memory copy (Linux).
+#[cfg(target_os = "linux")]
+mod sealed {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::path::Path;
+    use wasmtime::Engine;
+    use wasmtime::component::Component;
+
+    /// `cwasm` when its identity is `expected_id` before and after the
+    /// copy and it is at most `limit` bytes; `None` (the caller reads it
+    /// whole instead) on any failure, e.g. no memfd or a `noexec` one.
+    pub(super) fn load(
+        engine: &Engine,
+        cwasm: &Path,
+        limit: u64,
+        expected_id: &str,
+    ) -> Option<Component> {
+        let mut src = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(cwasm)
+            .ok()?;
+        let meta = src.metadata().ok()?;
+        if !meta.is_file()
+            || meta.len() > limit
+            || super::identity(&meta).as_deref() != Some(expected_id)
+        {
+            return None;
+        }
+        // SAFETY: memfd_create with a NUL-terminated name; the result is a
+        // new descriptor owned here, or -1.
+        let fd = unsafe {
+            libc::memfd_create(
+                c"wasmgate-cwasm".as_ptr(),
+                libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING,
+            )
+        };
+        if fd < 0 {
+            return None;
+        }
+        // SAFETY: `fd` was just created and is owned by nobody else.
+        let mut copy = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+        // `io::copy` between files is copy_file_range/sendfile on Linux.
+        let copied = std::io::copy(&mut (&mut src).take(meta.len()), &mut copy).ok()?;
+        let after = src.metadata().ok()?;
+        if copied != meta.len() || super::identity(&after).as_deref() != Some(expected_id) {
+            return None;
+        }
+        let seals =
+            libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_WRITE | libc::F_SEAL_SEAL;
+        // SAFETY: fcntl on a descriptor this function owns.
+        if unsafe { libc::fcntl(copy.as_raw_fd(), libc::F_ADD_SEALS, seals) } != 0 {
+            return None;
+        }
+        let path = format!("/proc/self/fd/{}", copy.as_raw_fd());
+        // SAFETY: `deserialize_file` trusts its input to be wasmtime's own
+        // output for a compatible engine: the copy is, byte for byte, the
+        // entry whose BLAKE3 was checked when it was written (its identity —
+        // device, inode, size, mtime, ctime — is the recorded one before and
+        // after the copy, and any write moves the ctime); sealed, it can no
+        // longer change or shrink under the mapping.
+        match unsafe { Component::deserialize_file(engine, &path) } {
+            Ok(c) => Some(c),
+            Err(e) => {
+                tracing::debug!(
+                    "compile cache entry {}: sealed copy unusable: {e}",
+                    cwasm.display()
+                );
+                None
+            }
+        }
+    }
+
+    use std::io::Read as _;
+}
+
 fn read_entry(dir: &Path, path: &Path, limit: u64) -> Result<Option<Vec<u8>>, ()> {
     let Some(name) = path.file_name() else {
         return Ok(None);
