@@ -204,9 +204,14 @@ impl Gateway {
     /// requests go to the gateway's connected client ([`sampling`]).
     pub async fn start(mut options: GatewayOptions) -> anyhow::Result<Gateway> {
         let route = Arc::new(sampling::Route::default());
+        let forward = Arc::new(sampling::ForwardToClient::new(route.clone()));
         if options.host.client.sampling_provider.is_none() {
-            options.host.client.sampling_provider =
-                Some(Arc::new(sampling::ForwardToClient::new(route.clone())));
+            options.host.client.sampling_provider = Some(forward.clone());
+        }
+        // Progress, log lines, resource updates and elicitation of the
+        // servers go to the client whose call or subscription they belong to.
+        if options.host.client.upstream.is_none() {
+            options.host.client.upstream = Some(forward);
         }
         let host = load(options.host.clone()).await?;
         let background = options.discover_in_background;
@@ -298,15 +303,17 @@ impl Gateway {
     }
 
     /// [`Gateway::call`] for a client session: while it runs, a sampling
-    /// request of the tool's server goes to `caller` ([`sampling`]). A
-    /// server whose sampling is active serves one session at a time: the
-    /// wait for another session's calls to end counts against the
-    /// server's `timeout`.
+    /// or elicitation request and the log lines of the tool's server go to
+    /// `caller` ([`sampling`]), and its progress for this call to
+    /// `progress`. A server whose sampling is active serves one session at
+    /// a time: the wait for another session's calls to end counts against
+    /// the server's `timeout`.
     pub(crate) async fn call_from(
         &self,
         caller: sampling::Caller,
         name: &str,
         args: serde_json::Value,
+        progress: Option<crate::mcp::upstream::ProgressSink>,
     ) -> Result<CallResult, CallError> {
         let mut host = self.host();
         if host.tool(name).is_none() {
@@ -342,7 +349,7 @@ impl Gateway {
             None => None,
         };
         let _in_flight = route.enter(&server, caller);
-        host.call(name, args).await
+        host.call_with(name, args, progress).await
     }
 
     /// While the first discovery runs in the background, waits until it
