@@ -92,9 +92,8 @@ impl ClientHandler for Agent {
         _context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, rmcp::ErrorData> {
         self.seen.lock().unwrap().elicited += 1;
-        Ok(ElicitResult::new(ElicitationAction::Accept).with_content(
-            serde_json::json!({"username": "agent-b", "email": "b@example.com"}),
-        ))
+        Ok(ElicitResult::new(ElicitationAction::Accept)
+            .with_content(serde_json::json!({"username": "agent-b", "email": "b@example.com"})))
     }
 }
 
@@ -208,7 +207,10 @@ async fn progress_of_one_client_never_reaches_another() {
             .collect();
         let want: Vec<(f64, Option<f64>)> =
             (0..total as u64).map(|i| (i as f64, Some(total))).collect();
-        assert_eq!(got, want, "progress of a {total} s call, in order, and nothing else");
+        assert_eq!(
+            got, want,
+            "progress of a {total} s call, in order, and nothing else"
+        );
         assert!(
             seen.progress.iter().all(|p| &p.progress_token == token),
             "progress with the caller's own token"
@@ -255,7 +257,10 @@ async fn a_cancelled_call_reaches_the_server_and_is_forgotten_by_the_gateway() {
     // The call is running on the server once its first progress arrived.
     let deadline = std::time::Instant::now() + STEP;
     while seen_a.lock().unwrap().progress.is_empty() {
-        assert!(std::time::Instant::now() < deadline, "no progress of test_slow");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no progress of test_slow"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     call.cancel(Some("the agent changed its mind".into()))
@@ -289,7 +294,10 @@ async fn a_cancelled_call_reaches_the_server_and_is_forgotten_by_the_gateway() {
     )
     .await;
     assert!(!is_error, "elicitation through the gateway failed: {text}");
-    assert!(text.contains("accept") && text.contains("agent-b"), "{text}");
+    assert!(
+        text.contains("accept") && text.contains("agent-b"),
+        "{text}"
+    );
     assert_eq!(seen_b.lock().unwrap().elicited, 1);
     // A's session is still usable.
     let (text, is_error) = call_text(&a, "test_simple_text", serde_json::json!({})).await;
@@ -386,7 +394,9 @@ fn prefix_never_with_colliding_names_refuses_to_start_and_lists_them() {
     let fixture = env!("CARGO_BIN_EXE_conformance-fixture-server");
     std::fs::write(
         &cfg,
-        format!("mcp_servers:\n  one:\n    command: \"{fixture}\"\n  two:\n    command: \"{fixture}\"\n"),
+        format!(
+            "mcp_servers:\n  one:\n    command: \"{fixture}\"\n  two:\n    command: \"{fixture}\"\n"
+        ),
     )
     .unwrap();
     let plugins = tmp.path().join("no-plugins");
@@ -424,7 +434,11 @@ fn prefix_never_with_colliding_names_refuses_to_start_and_lists_them() {
     let stderr = reader.join().unwrap();
     assert_eq!(status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("--prefix never"), "{stderr}");
-    for name in ["tool 'test_simple_text'", "tool 'test_slow'", "prompt 'test_simple_prompt'"] {
+    for name in [
+        "tool 'test_simple_text'",
+        "tool 'test_slow'",
+        "prompt 'test_simple_prompt'",
+    ] {
         assert!(
             stderr.contains(&format!("{name} is offered by 'one' and 'two'")),
             "{name} not listed:\n{stderr}"

@@ -8,8 +8,8 @@
 
 use super::Gateway;
 use super::sampling::{Caller, ClientJob};
-use crate::mcp::upstream::ProgressSink;
 use crate::host::{Host, SkillRecord};
+use crate::mcp::upstream::ProgressSink;
 use crate::mcp::{CallError, CallResult, ConnectionState, ToolInfo};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,

@@ -23,7 +23,6 @@
 use super::Gateway;
 use crate::mcp::ToolInfo;
 use crate::mcp::naming;
-use rmcp::{RoleClient, RoleServer};
 use rmcp::model::{
     CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResult,
     PaginatedRequestParams, Prompt, ReadResourceRequestParams, ReadResourceResult, Resource,
@@ -31,6 +30,7 @@ use rmcp::model::{
 };
 use rmcp::service::Peer;
 use rmcp::{ErrorData, ServiceError};
+use rmcp::{RoleClient, RoleServer};
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::time::Duration;

@@ -24,9 +24,7 @@ use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use super::Inner;
 use super::redact::Redactor;
 use super::sampling::{self, SamplingDenied, SamplingRequest, SamplingSetup};
-use super::upstream::{
-    ELICITATION_TIMEOUT, MAX_ELICITATION_BYTES, ProgressRoutes, UpstreamSink,
-};
+use super::upstream::{ELICITATION_TIMEOUT, MAX_ELICITATION_BYTES, ProgressRoutes, UpstreamSink};
 use rmcp::model::{
     CustomRequest, CustomResult, ElicitRequestParams, ElicitResult, ElicitationCapability,
     FormElicitationCapability, ProgressNotificationParam, ResourceUpdatedNotificationParam,
@@ -371,7 +369,10 @@ impl ClientHandler for Handler {
 impl Handler {
     /// Passes an elicitation request on to the embedder, bounded in size
     /// and time; the answer as JSON. Errors go back to the server.
-    async fn elicit(&self, params: serde_json::Value) -> Result<serde_json::Value, rmcp::ErrorData> {
+    async fn elicit(
+        &self,
+        params: serde_json::Value,
+    ) -> Result<serde_json::Value, rmcp::ErrorData> {
         let refuse = |why: String| {
             let msg = self.redactor.redact(&why);
             tracing::warn!(server = %self.server, "elicitation request refused: {msg}");
@@ -386,7 +387,12 @@ impl Handler {
                 "the request has {size} bytes, more than the {MAX_ELICITATION_BYTES} wasmgate passes on"
             )));
         }
-        let answer = match tokio::time::timeout(ELICITATION_TIMEOUT, sink.elicit(&self.server, params)).await {
+        let answer = match tokio::time::timeout(
+            ELICITATION_TIMEOUT,
+            sink.elicit(&self.server, params),
+        )
+        .await
+        {
             Err(_) => {
                 return Err(refuse(format!(
                     "no answer within {} s",
@@ -408,7 +414,10 @@ impl Handler {
 
     /// A log line as it is passed on: the server's secrets redacted, its
     /// data bounded (a longer one is replaced by its cut text).
-    fn forwarded_log(&self, params: &LoggingMessageNotificationParam) -> LoggingMessageNotificationParam {
+    fn forwarded_log(
+        &self,
+        params: &LoggingMessageNotificationParam,
+    ) -> LoggingMessageNotificationParam {
         let mut out = params.clone();
         super::map_strings(&mut out.data, &|s| self.redactor.redact_secrets(s));
         let size = serde_json::to_vec(&out.data).map_or(usize::MAX, |v| v.len());

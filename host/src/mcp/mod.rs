@@ -1168,7 +1168,8 @@ async fn call_tool_tolerant(
         .await?;
     // rmcp put a fresh progress token on the request: the caller gets the
     // progress with that token, and nobody else does.
-    let _route = progress.map(|(routes, sink)| routes.register(handle.progress_token.clone(), sink));
+    let _route =
+        progress.map(|(routes, sink)| routes.register(handle.progress_token.clone(), sink));
     let mut guard = CancelOnDrop {
         peer: peer.clone(),
         id: Some(handle.id.clone()),
@@ -1640,46 +1641,45 @@ impl McpClient {
             params = params.with_arguments(a);
         }
         // Dropping the request future on timeout sends notifications/cancelled.
-        let result =
-            match tokio::time::timeout(
-                timeout,
-                call_tool_tolerant(
-                    &session.peer,
-                    params,
-                    progress.map(|sink| (&session.progress, sink)),
-                ),
-            )
-            .await
-            {
-                Err(_) => {
-                    return Err(CallError::Timeout {
-                        server,
-                        tool,
-                        seconds: timeout.as_secs_f64(),
-                    });
-                }
-                Ok(Err(e)) => {
-                    // The session ended under the call: say how the process ended.
-                    let exited = match &session.child {
-                        Some(c) if !matches!(e, rmcp::ServiceError::McpError(_)) => {
-                            transport::exit_status(c).await
-                        }
-                        _ => None,
-                    };
-                    let message = match exited {
-                        Some(status) => {
-                            format!("the server process exited ({status}) before it answered")
-                        }
-                        None => e.to_string(),
-                    };
-                    return Err(CallError::Failed {
-                        message: redactor.redact(&message),
-                        server,
-                        tool,
-                    });
-                }
-                Ok(Ok(r)) => r,
-            };
+        let result = match tokio::time::timeout(
+            timeout,
+            call_tool_tolerant(
+                &session.peer,
+                params,
+                progress.map(|sink| (&session.progress, sink)),
+            ),
+        )
+        .await
+        {
+            Err(_) => {
+                return Err(CallError::Timeout {
+                    server,
+                    tool,
+                    seconds: timeout.as_secs_f64(),
+                });
+            }
+            Ok(Err(e)) => {
+                // The session ended under the call: say how the process ended.
+                let exited = match &session.child {
+                    Some(c) if !matches!(e, rmcp::ServiceError::McpError(_)) => {
+                        transport::exit_status(c).await
+                    }
+                    _ => None,
+                };
+                let message = match exited {
+                    Some(status) => {
+                        format!("the server process exited ({status}) before it answered")
+                    }
+                    None => e.to_string(),
+                };
+                return Err(CallError::Failed {
+                    message: redactor.redact(&message),
+                    server,
+                    tool,
+                });
+            }
+            Ok(Ok(r)) => r,
+        };
         let RawCallResult {
             mut content,
             structured_content: mut structured,

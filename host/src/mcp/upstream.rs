@@ -136,7 +136,9 @@ mod tests {
         let got: Arc<Mutex<Vec<(u8, f64)>>> = Default::default();
         let sink = |who: u8| -> ProgressSink {
             let got = got.clone();
-            Arc::new(move |p: ProgressNotificationParam| got.lock().unwrap().push((who, p.progress)))
+            Arc::new(move |p: ProgressNotificationParam| {
+                got.lock().unwrap().push((who, p.progress))
+            })
         };
         let a = routes.register(ProgressToken(NumberOrString::Number(1)), sink(b'a'));
         let b = routes.register(ProgressToken(NumberOrString::Number(2)), sink(b'b'));
