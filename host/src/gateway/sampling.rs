@@ -165,6 +165,14 @@ impl Need {
     }
 }
 
+/// Where a message of a server goes: the queue of a call, the level its
+/// session chose, the session.
+type Target = (
+    mpsc::Sender<ClientJob>,
+    Arc<Mutex<Option<LoggingLevel>>>,
+    Peer<RoleServer>,
+);
+
 /// One session's subscription to a URI of a server.
 struct Subscription {
     session: u64,
@@ -348,18 +356,7 @@ impl Route {
     /// The queue, log level and session of the oldest call in flight to
     /// `server` when all its calls in flight belong to one session; else
     /// why there is none (`what`: the kind of message, for the reason).
-    fn one_session(
-        &self,
-        server: &str,
-        what: &str,
-    ) -> Result<
-        (
-            mpsc::Sender<ClientJob>,
-            Arc<Mutex<Option<LoggingLevel>>>,
-            Peer<RoleServer>,
-        ),
-        String,
-    > {
+    fn one_session(&self, server: &str, what: &str) -> Result<Target, String> {
         let calls = lock(&self.calls);
         let live: Vec<&CallEntry> = calls
             .iter()
@@ -416,10 +413,8 @@ impl Route {
     /// subscription stays).
     pub(crate) fn unsubscribe(&self, session: u64, server: &str, uri: &str) -> bool {
         let mut subs = lock(&self.subscriptions);
-        subs.retain(|s| {
-            !s.peer.is_transport_closed()
-                && !(s.session == session && s.server == server && s.uri == uri)
-        });
+        let this = |s: &Subscription| s.session == session && s.server == server && s.uri == uri;
+        subs.retain(|s| !(s.peer.is_transport_closed() || this(s)));
         subs.iter().any(|s| s.server == server && s.uri == uri)
     }
 
