@@ -25,6 +25,11 @@
 //!   its session and request id; a request that cannot be tied to one call
 //!   is refused ([`sampling`]). A client without the sampling capability is
 //!   never asked; the server gets an error that says so.
+//! - During a call: the server's `elicitation/create` and log lines take
+//!   sampling's route to the calling session (elicitation only to a client
+//!   that declared it), its progress goes back with the caller's own token
+//!   to that call alone, and resource updates go to the sessions that
+//!   subscribed ([`sampling`], `docs/mcp-client.md` §7).
 //! - Live changes: [`Gateway::refresh`] loads the plugin folders and config
 //!   again and re-evaluates availability. When nothing that the load decides
 //!   changed (plugins, server entries, availability, skills), the live host is
