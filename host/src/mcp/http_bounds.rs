@@ -33,18 +33,21 @@ type Events = BoxStream<'static, Result<Sse, SseError>>;
 ///
 /// `message_limit` is the largest answer read, in bytes (the stdio message
 /// limit of the same server: [`super::transport::MIN_STDIO_MESSAGE_BYTES`]
-/// or 4 × `max_result_bytes`). Errors are reqwest's, as for the plain client.
+/// or 4 × `max_result_bytes`). `C` is the client that sends: reqwest's
+/// (built by [`super::transport::http_client`]), or rmcp's `AuthClient`
+/// around it for an `auth: oauth` server, so an authorized server's answers
+/// are bounded the same way. Errors are the inner client's.
 #[derive(Clone)]
-pub(crate) struct BoundedHttpClient {
-    inner: reqwest::Client,
+pub(crate) struct BoundedHttpClient<C = reqwest::Client> {
+    inner: C,
     server: Arc<str>,
     message_limit: usize,
 }
 
-impl BoundedHttpClient {
-    /// Wraps `inner` (built by [`super::transport::http_client`], which keeps
-    /// the proxy, redirect and TLS rules) for the server named `server`.
-    pub(crate) fn new(inner: reqwest::Client, server: &str, message_limit: usize) -> Self {
+impl<C> BoundedHttpClient<C> {
+    /// Wraps `inner` (which keeps the proxy, redirect and TLS rules of
+    /// [`super::transport::http_client`]) for the server named `server`.
+    pub(crate) fn new(inner: C, server: &str, message_limit: usize) -> Self {
         Self {
             inner,
             server: server.into(),
@@ -168,8 +171,11 @@ fn bounded_events(
     .boxed()
 }
 
-impl StreamableHttpClient for BoundedHttpClient {
-    type Error = reqwest::Error;
+impl<C> StreamableHttpClient for BoundedHttpClient<C>
+where
+    C: StreamableHttpClient + Sync,
+{
+    type Error = C::Error;
 
     async fn post_message(
         &self,

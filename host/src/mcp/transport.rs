@@ -797,8 +797,6 @@ async fn open_oauth(
     headers: std::collections::HashMap<http::HeaderName, http::HeaderValue>,
     handler: Handler,
 ) -> Result<Opened, ConnectError> {
-    use rmcp::transport::StreamableHttpClientTransport;
-    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
     let auth_required = |reason: String| ConnectError::AuthRequired {
         server: spec.name.clone(),
         reason,
@@ -811,17 +809,10 @@ async fn open_oauth(
     let client = super::oauth::authorized_client(&spec.name, url, oauth, http)
         .await
         .map_err(auth_required)?;
-    let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers);
-    let transport = StreamableHttpClientTransport::with_client(client, config);
-    match handler.serve(transport).await {
-        Ok(service) => {
-            let peer = service.peer().clone();
-            Ok(Opened {
-                service,
-                peer,
-                child: None,
-            })
-        }
+    // The authorized client sends through the same bounds as a plain one:
+    // rmcp's AuthClient passes the limits on to reqwest's.
+    match serve_http(client, url, headers, http_bounds_of(spec), handler).await {
+        Ok(opened) => Ok(opened),
         Err(e) => {
             let chain = error_chain(&e);
             if chain.contains("authorization required") || chain.contains("HTTP 401") {
@@ -833,6 +824,37 @@ async fn open_oauth(
             })
         }
     }
+}
+
+/// The MCP handshake over `client` (reqwest's, or rmcp's authorized client
+/// around it) with `headers`, every answer bounded by [`super::http_bounds`]:
+/// `(server, message_limit)` are the server's name and the byte bound of
+/// one answer, given to rmcp's config too so no path reads past it.
+async fn serve_http<C>(
+    client: C,
+    url: &str,
+    headers: std::collections::HashMap<http::HeaderName, http::HeaderValue>,
+    (server, message_limit): (&str, usize),
+    handler: Handler,
+) -> Result<Opened, rmcp::service::ClientInitializeError>
+where
+    C: rmcp::transport::streamable_http_client::StreamableHttpClient + Sync,
+{
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let client = super::http_bounds::BoundedHttpClient::new(client, server, message_limit);
+    let config = StreamableHttpClientTransportConfig::with_uri(url)
+        .custom_headers(headers)
+        .max_sse_event_size(message_limit)
+        .max_json_response_size(message_limit);
+    let transport = StreamableHttpClientTransport::with_client(client, config);
+    let service = handler.serve(transport).await?;
+    let peer = service.peer().clone();
+    Ok(Opened {
+        service,
+        peer,
+        child: None,
+    })
 }
 
 /// Connects the app-endpoint transport (`docs/declarations.md` §7): the
@@ -870,9 +892,6 @@ async fn open_url(
     (server, message_limit): (&str, usize),
     handler: Handler,
 ) -> Result<Opened, ConnectError> {
-    use rmcp::transport::StreamableHttpClientTransport;
-    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-
     let authority = http_authority(url).ok_or_else(|| ConnectError::InvalidUrl {
         url: url.to_string(),
     })?;
@@ -902,21 +921,16 @@ async fn open_url(
         url: url.to_string(),
         message: e.to_string(),
     })?;
-    let client = super::http_bounds::BoundedHttpClient::new(client, server, message_limit);
-    let config = StreamableHttpClientTransportConfig::with_uri(url)
-        .custom_headers(headers.clone())
-        .max_sse_event_size(message_limit)
-        .max_json_response_size(message_limit);
-    let transport = StreamableHttpClientTransport::with_client(client, config);
-    match handler.serve(transport).await {
-        Ok(service) => {
-            let peer = service.peer().clone();
-            Ok(Opened {
-                service,
-                peer,
-                child: None,
-            })
-        }
+    match serve_http(
+        client,
+        url,
+        headers.clone(),
+        (server, message_limit),
+        handler,
+    )
+    .await
+    {
+        Ok(opened) => Ok(opened),
         Err(e) => {
             let raw = e.to_string();
             let chain = error_chain(&e);

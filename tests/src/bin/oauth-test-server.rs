@@ -6,6 +6,9 @@
 //! * `/a/mcp`, `/b/mcp` — rmcp streamable HTTP servers with one tool
 //!   `hello`, behind `Authorization: Bearer`; without a valid token a 401
 //!   whose `WWW-Authenticate` names the protected-resource metadata.
+//! * `/big/mcp` — the same behind the same login, but hostile: its
+//!   `tools/list` page is [`BIG_PAGE_BYTES`], over the client's 4 MiB page
+//!   bound and under rmcp's own 16 MiB SSE event default.
 //! * `/.well-known/oauth-protected-resource/{a,b}/mcp` — that metadata.
 //! * `/.well-known/oauth-authorization-server` — the issuer's metadata
 //!   (PKCE S256, dynamic registration, refresh tokens).
@@ -36,8 +39,14 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use sha2::Digest as _;
 use tower_service::Service as _;
 
+/// The size of `/big/mcp`'s `tools/list` page (one tool's description).
+const BIG_PAGE_BYTES: usize = 6 * 1024 * 1024;
+
 #[derive(Clone)]
-struct Hello;
+struct Hello {
+    /// `/big/mcp`: the description of `hello` is [`BIG_PAGE_BYTES`] long.
+    big: bool,
+}
 
 impl ServerHandler for Hello {
     fn get_info(&self) -> ServerConfig {
@@ -51,9 +60,14 @@ impl ServerHandler for Hello {
     ) -> Result<ListToolsResult, ErrorData> {
         let mut schema = serde_json::Map::new();
         schema.insert("type".into(), "object".into());
+        let description = if self.big {
+            "x".repeat(BIG_PAGE_BYTES)
+        } else {
+            "says hello".to_string()
+        };
         Ok(ListToolsResult::with_all_items(vec![Tool::new(
             "hello",
-            "says hello",
+            description,
             Arc::new(schema),
         )]))
     }
@@ -124,22 +138,26 @@ async fn main() {
     let base = format!("http://{}", listener.local_addr().expect("addr"));
     println!("{base}");
     let state = Arc::new(Mutex::new(State::default()));
-    let mcp = StreamableHttpService::new(
-        || Ok(Hello),
-        Arc::new(LocalSessionManager::default()),
-        StreamableHttpServerConfig::default(),
-    );
+    let mcp_of = |big: bool| {
+        StreamableHttpService::new(
+            move || Ok(Hello { big }),
+            Arc::new(LocalSessionManager::default()),
+            StreamableHttpServerConfig::default(),
+        )
+    };
+    let (mcp, big) = (mcp_of(false), mcp_of(true));
     loop {
         let Ok((stream, _)) = listener.accept().await else {
             continue;
         };
-        let (state, base, mcp) = (state.clone(), base.clone(), mcp.clone());
+        let (state, base, mcp, big) = (state.clone(), base.clone(), mcp.clone(), big.clone());
         let service = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
-            let (state, base, mut mcp) = (state.clone(), base.clone(), mcp.clone());
+            let (state, base, mut mcp, mut big) =
+                (state.clone(), base.clone(), mcp.clone(), big.clone());
             async move {
                 let path = req.uri().path().to_string();
                 let query = req.uri().query().unwrap_or("").to_string();
-                if path == "/a/mcp" || path == "/b/mcp" {
+                if path == "/a/mcp" || path == "/b/mcp" || path == "/big/mcp" {
                     let token = req
                         .headers()
                         .get("authorization")
@@ -158,6 +176,9 @@ async fn main() {
                             .expect("header"),
                         );
                         return Ok::<_, std::convert::Infallible>(r);
+                    }
+                    if path == "/big/mcp" {
+                        return big.call(req).await;
                     }
                     return mcp.call(req).await;
                 }

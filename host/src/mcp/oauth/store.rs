@@ -206,3 +206,78 @@ impl CredentialStore for FileCredentialStore {
             .map_err(|e| AuthError::CredentialStoreError(format!("{}: {e}", self.path.display())))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use oauth2::TokenResponse;
+    use rmcp::transport::auth::OAuthTokenResponse;
+
+    fn creds(access: &str, refresh: Option<&str>) -> StoredCredentials {
+        let mut v = serde_json::json!({"access_token": access, "token_type": "Bearer"});
+        if let Some(r) = refresh {
+            v["refresh_token"] = r.into();
+        }
+        let t: OAuthTokenResponse = serde_json::from_value(v).unwrap();
+        StoredCredentials::new("client-1".into(), Some(t), vec![], Some(1))
+    }
+
+    #[tokio::test]
+    async fn file_is_private_bound_to_the_url_and_keeps_the_refresh_token() {
+        let dir = tempfile::tempdir().unwrap();
+        let tokens = dir.path().join("oauth");
+        let s = FileCredentialStore::new(&tokens, "remote", "https://mcp.example/mcp");
+        assert!(s.load().await.unwrap().is_none());
+        s.save(creds("access-1", Some("refresh-1"))).await.unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(s.path()).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600, "token file mode {mode:o}");
+            let dmode = std::fs::metadata(&tokens).unwrap().permissions().mode();
+            assert_eq!(dmode & 0o777, 0o700, "token folder mode {dmode:o}");
+        }
+        // A refresh response without a refresh token keeps the old one.
+        s.save(creds("access-2", None)).await.unwrap();
+        let back = s.load().await.unwrap().unwrap();
+        let t = back.token_response.unwrap();
+        assert_eq!(t.access_token().secret(), "access-2");
+        assert_eq!(t.refresh_token().unwrap().secret(), "refresh-1");
+        // A rotated one replaces it.
+        s.save(creds("access-3", Some("refresh-2"))).await.unwrap();
+        let t = s.load().await.unwrap().unwrap().token_response.unwrap();
+        assert_eq!(t.refresh_token().unwrap().secret(), "refresh-2");
+        // Another URL under the same name sees no login.
+        let other = FileCredentialStore::new(&tokens, "remote", "https://elsewhere.example/mcp");
+        assert!(other.load().await.unwrap().is_none());
+        assert!(!other.has_tokens());
+        assert!(s.has_tokens());
+        // Logout forgets it.
+        assert!(s.remove().unwrap());
+        assert!(!s.remove().unwrap());
+        assert!(s.load().await.unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn damaged_or_huge_files_are_no_login_and_names_stay_in_the_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = FileCredentialStore::new(dir.path(), "a", "https://x.example/");
+        std::fs::write(s.path(), "{not json").unwrap();
+        assert!(s.load().await.unwrap().is_none());
+        std::fs::write(s.path(), vec![b' '; MAX_TOKEN_FILE_BYTES as usize + 10]).unwrap();
+        assert!(s.load().await.is_err());
+        for name in ["../x", "a/b", ".hidden", "", "x\u{1b}y"] {
+            let p = FileCredentialStore::new(dir.path(), name, "https://x.example/");
+            assert_eq!(p.path().parent(), Some(dir.path()), "{name:?}");
+            assert!(
+                p.path()
+                    .file_name()
+                    .unwrap()
+                    .to_str()
+                    .unwrap()
+                    .starts_with("x-")
+            );
+        }
+        assert_eq!(file_stem("linear-2.prod"), "linear-2.prod");
+    }
+}

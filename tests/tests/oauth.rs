@@ -49,15 +49,15 @@ struct Setup {
 }
 
 fn setup(base: &str) -> Setup {
+    setup_with(&format!(
+        "mcp_servers:\n  a:\n    url: {base}/a/mcp\n    auth: oauth\n  b:\n    url: {base}/b/mcp\n    auth: oauth\n"
+    ))
+}
+
+fn setup_with(yaml: &str) -> Setup {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("config.yaml");
-    std::fs::write(
-        &config,
-        format!(
-            "mcp_servers:\n  a:\n    url: {base}/a/mcp\n    auth: oauth\n  b:\n    url: {base}/b/mcp\n    auth: oauth\n"
-        ),
-    )
-    .unwrap();
+    std::fs::write(&config, yaml).unwrap();
     let plugins = dir.path().join("plugins");
     std::fs::create_dir_all(&plugins).unwrap();
     Setup {
@@ -231,4 +231,29 @@ fn login_refresh_rotation_revocation_and_two_servers_on_one_issuer() {
     let (ok, _) = run(&s, &["logout", "a"]);
     assert!(ok);
     assert!(!s.tokens.join("a.json").exists());
+}
+
+/// An OAuth-protected server is bounded like a plain one
+/// (docs/security.md, "MCP client bounds"): `/big/mcp` answers `tools/list`
+/// with a 6 MiB page, over the 4 MiB page bound and under rmcp's own 16 MiB
+/// default, so only wasmgate's bound on the authorized client refuses it.
+#[test]
+fn an_authorized_servers_oversized_answer_is_cut_at_the_limit() {
+    let srv = start(3600);
+    let s = setup_with(&format!(
+        "mcp_servers:\n  big:\n    url: {0}/big/mcp\n    auth: oauth\n  a:\n    url: {0}/a/mcp\n    auth: oauth\n",
+        srv.base
+    ));
+    login(&s, "big");
+    login(&s, "a");
+    let (_, text) = run(&s, &["status"]);
+    assert!(
+        text.contains("over the limit of 4194304 bytes per page") && text.contains("server 'big'"),
+        "{text}"
+    );
+    // The login was good: the cut is not an auth_required verdict.
+    assert!(!text.contains("run `wasmgate login big`"), "{text}");
+    // The neighbour on the same issuer is unaffected.
+    let (ok, text) = run(&s, &["call", "mcp_a_hello"]);
+    assert!(ok, "{text}");
 }
