@@ -7,9 +7,8 @@
 #![allow(deprecated)]
 
 use super::Gateway;
-use super::sampling::{Caller, ClientJob};
+use super::sampling::{Caller, SamplingJob};
 use crate::host::{Host, SkillRecord};
-use crate::mcp::upstream::ProgressSink;
 use crate::mcp::{CallError, CallResult, ConnectionState, ToolInfo};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
@@ -53,17 +52,9 @@ impl GatewayHandler {
     }
 }
 
-/// Messages for its client a call may have queued at once (requests wait
-/// in the server's own task; progress and log lines beyond it are dropped).
-const CALL_QUEUE: usize = 64;
-
-/// Rounds of yielding after a call's answer, to pass on what the server
-/// sent just before it (rmcp hands each notification to a task of its own).
-const DRAIN_ROUNDS: usize = 4;
-
-/// A last wait for a straggling progress notification when the caller
-/// asked for progress, before the answer ends the call's stream.
-const DRAIN_GRACE: std::time::Duration = std::time::Duration::from_millis(2);
+/// Sampling jobs a call may have queued at once (a server asks one at a
+/// time while it handles a call; more wait in the server's own task).
+const SAMPLING_QUEUE: usize = 4;
 
 /// One visible skill as the gateway offers it.
 struct OfferedSkill<'a> {
@@ -206,70 +197,42 @@ impl ServerHandler for GatewayHandler {
             serde_json::Value::Object(Default::default()),
             serde_json::Value::Object,
         );
-        let (jobs, mut queued) = tokio::sync::mpsc::channel::<ClientJob>(CALL_QUEUE);
-        // The server's progress for this call goes back with the caller's
-        // own token, to this call only; none asked for, none sent.
-        let token = context.meta.get_progress_token();
-        let progress = token.clone().map(|token| {
-            let jobs = jobs.clone();
-            Arc::new(move |mut p: rmcp::model::ProgressNotificationParam| {
-                p.progress_token = token.clone();
-                // Bounded: a client that reads nothing loses progress lines.
-                let _ = jobs.try_send(ClientJob::Progress(p));
-            }) as ProgressSink
-        });
+        let (jobs, mut queued) = tokio::sync::mpsc::channel::<SamplingJob>(SAMPLING_QUEUE);
         let caller = Caller {
             session: self.session,
             request: context.id.clone(),
             peer: context.peer.clone(),
             jobs,
-            log_level: self.log_level.clone(),
         };
-        let call = self.gateway.call_from(caller, &name, args, progress);
-        // What the server sends the client for this call is sent from here,
+        let call = self.gateway.call_from(caller, &name, args);
+        // The server's sampling requests for this call are sent from here,
         // this request's own task: rmcp ties a request sent from a request
         // handler to that request, so over HTTP it rides the call's own
         // response stream.
         let peer = context.peer.clone();
-        let outcome = {
-            let serve = async {
-                while let Some(job) = queued.recv().await {
-                    job.serve(&peer).await;
-                }
-                std::future::pending::<()>().await;
-            };
-            tokio::select! {
-                r = call => r,
-                // Never ends on its own (it waits forever once its queue closes).
-                () = serve => {
-                    return Err(ErrorData::internal_error("forwarding to the client stopped", None));
-                }
-                () = context.ct.cancelled() => {
-                    // Dropping the call sends notifications/cancelled to the
-                    // server and frees its place in the route.
-                    return Err(ErrorData::internal_error(
-                        format!("call to '{name}' was cancelled by the client"),
-                        None,
-                    ));
-                }
+        let serve_sampling = async move {
+            while let Some(job) = queued.recv().await {
+                let answer = peer
+                    .create_message(job.params)
+                    .await
+                    .map_err(|e| e.to_string());
+                let _ = job.reply.send(answer);
+            }
+            std::future::pending::<()>().await;
+        };
+        let outcome = tokio::select! {
+            r = call => r,
+            // Never ends on its own (it waits forever once its queue closes).
+            () = serve_sampling => {
+                return Err(ErrorData::internal_error("sampling forwarding stopped", None));
+            }
+            () = context.ct.cancelled() => {
+                return Err(ErrorData::internal_error(
+                    format!("call to '{name}' was cancelled by the client"),
+                    None,
+                ));
             }
         };
-        // Progress and log lines the server sent just before its answer
-        // may still be on their way: passed on before the answer, which
-        // ends the call's stream over HTTP. Requests are not sent any more.
-        for round in 0..=DRAIN_ROUNDS {
-            if round == DRAIN_ROUNDS && token.is_some() {
-                tokio::time::sleep(DRAIN_GRACE).await;
-            } else {
-                tokio::task::yield_now().await;
-            }
-            while let Ok(job) = queued.try_recv() {
-                match job {
-                    ClientJob::Ask { .. } => job.drop_unsent(),
-                    other => other.serve(&peer).await,
-                }
-            }
-        }
         match outcome {
             Ok(r) => Ok(mcp_result(r).into()),
             Err(
@@ -443,11 +406,9 @@ impl ServerHandler for GatewayHandler {
     async fn subscribe(
         &self,
         request: SubscribeRequestParams,
-        context: RequestContext<RoleServer>,
+        _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.gateway
-            .subscribe_upstream(self.session, context.peer, request)
-            .await
+        self.gateway.subscribe_upstream(request).await
     }
 
     async fn unsubscribe(
@@ -455,9 +416,7 @@ impl ServerHandler for GatewayHandler {
         request: UnsubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.gateway
-            .unsubscribe_upstream(self.session, request)
-            .await
+        self.gateway.unsubscribe_upstream(request).await
     }
 
     async fn complete(

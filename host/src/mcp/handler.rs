@@ -1,10 +1,8 @@
 //! The rmcp client handler of one session: identifies wasmgate, forwards
 //! server log notifications to the log (redacted, with the server's name),
 //! refreshes the server's tools on `notifications/tools/list_changed`
-//! (`docs/mcp-client.md` §2), serves `sampling/createMessage` through the
-//! agent's provider under the server's policy (§5), and hands progress, log
-//! lines, resource updates and `elicitation/create` to the embedder's
-//! [`UpstreamSink`] (§7, "Pass-through").
+//! (`docs/mcp-client.md` §2), and serves `sampling/createMessage` through the
+//! agent's provider under the server's policy (§5).
 
 // rmcp marks logging and sampling deprecated (SEP-2577, protocol 2026-07-28);
 // servers on earlier protocol versions still use both, and `docs/mcp-client.md` §5 requires
@@ -24,11 +22,6 @@ use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use super::Inner;
 use super::redact::Redactor;
 use super::sampling::{self, SamplingDenied, SamplingRequest, SamplingSetup};
-use super::upstream::{ELICITATION_TIMEOUT, MAX_ELICITATION_BYTES, ProgressRoutes, UpstreamSink};
-use rmcp::model::{
-    CustomRequest, CustomResult, ElicitRequestParams, ElicitResult, ElicitationCapability,
-    FormElicitationCapability, ProgressNotificationParam, ResourceUpdatedNotificationParam,
-};
 
 /// Longest server log message forwarded, in characters.
 const MAX_LOG_CHARS: usize = 2000;
@@ -106,18 +99,7 @@ pub(crate) struct Handler {
     pub log_limit: std::sync::Arc<std::sync::Mutex<LogLimit>>,
     /// Coalesces `notifications/tools/list_changed` of this session.
     pub refresh: Arc<Mutex<Refresh>>,
-    /// The embedder's receiver of what is not an answer (the gateway);
-    /// `None` = elicitation is not declared.
-    pub upstream: Option<Arc<dyn UpstreamSink>>,
-    /// This session's calls in flight by progress token.
-    pub progress: Arc<ProgressRoutes>,
 }
-
-/// The method of an elicitation request.
-const ELICITATION_METHOD: &str = "elicitation/create";
-
-/// Most bytes of one log line's data passed on to the embedder.
-const MAX_FORWARDED_LOG_BYTES: usize = 16 * 1024;
 
 /// Re-list state of one session (docs/security.md, "Gateway bounds"): at
 /// most one `tools/list` refresh runs and at most one more is queued, however
@@ -165,12 +147,6 @@ impl ClientHandler for Handler {
             let mut sampling = SamplingCapability::default();
             sampling.tools = Some(JsonObject::default());
             capabilities.sampling = Some(sampling);
-        }
-        // Elicitation is declared only when someone can answer it (the
-        // gateway forwards it to the client whose call it belongs to).
-        if self.upstream.is_some() {
-            capabilities.elicitation =
-                Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
         }
         ClientConfig::new(
             capabilities,
@@ -232,59 +208,6 @@ impl ClientHandler for Handler {
         Ok(result)
     }
 
-    async fn create_elicitation(
-        &self,
-        params: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
-    ) -> Result<ElicitResult, rmcp::ErrorData> {
-        let params = serde_json::to_value(&params).map_err(|e| {
-            rmcp::ErrorData::invalid_params(format!("unreadable elicitation request: {e}"), None)
-        })?;
-        let answer = self.elicit(params).await?;
-        serde_json::from_value(answer).map_err(|e| {
-            rmcp::ErrorData::internal_error(
-                format!("the client's answer is not an elicitation result: {e}"),
-                None,
-            )
-        })
-    }
-
-    async fn on_custom_request(
-        &self,
-        request: CustomRequest,
-        _context: RequestContext<RoleClient>,
-    ) -> Result<CustomResult, rmcp::ErrorData> {
-        // An elicitation whose params rmcp's types do not read (a newer
-        // schema form) is passed on as the server wrote it.
-        if request.method != ELICITATION_METHOD {
-            return Err(rmcp::ErrorData::new(
-                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
-                request.method,
-                None,
-            ));
-        }
-        let params = request.params.unwrap_or(serde_json::Value::Null);
-        self.elicit(params).await.map(CustomResult)
-    }
-
-    async fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        self.progress.deliver(params).await;
-    }
-
-    async fn on_resource_updated(
-        &self,
-        params: ResourceUpdatedNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        if let Some(sink) = &self.upstream {
-            sink.resource_updated(&self.server, &params.uri);
-        }
-    }
-
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         tracing::debug!(server = %self.server, "received tools/list_changed");
         // Refresh in the background, never inline: the handler runs on the
@@ -331,9 +254,6 @@ impl ClientHandler for Handler {
         if !admitted {
             return;
         }
-        if let Some(sink) = &self.upstream {
-            sink.log(&self.server, self.forwarded_log(&params));
-        }
         let data = match &params.data {
             serde_json::Value::String(s) => s.clone(),
             other => other.to_string(),
@@ -363,79 +283,6 @@ impl ClientHandler for Handler {
                 tracing::error!(target: "wasmgate::mcp::server_log", server = %self.server, logger, "{data}")
             }
         }
-    }
-}
-
-impl Handler {
-    /// Passes an elicitation request on to the embedder, bounded in size
-    /// and time; the answer as JSON. Errors go back to the server.
-    async fn elicit(
-        &self,
-        params: serde_json::Value,
-    ) -> Result<serde_json::Value, rmcp::ErrorData> {
-        let refuse = |why: String| {
-            let msg = self.redactor.redact(&why);
-            tracing::warn!(server = %self.server, "elicitation request refused: {msg}");
-            rmcp::ErrorData::invalid_request(msg, None)
-        };
-        let Some(sink) = &self.upstream else {
-            return Err(refuse("wasmgate has no client to ask".into()));
-        };
-        let size = serde_json::to_vec(&params).map_or(usize::MAX, |v| v.len());
-        if size > MAX_ELICITATION_BYTES {
-            return Err(refuse(format!(
-                "the request has {size} bytes, more than the {MAX_ELICITATION_BYTES} wasmgate passes on"
-            )));
-        }
-        let answer = match tokio::time::timeout(
-            ELICITATION_TIMEOUT,
-            sink.elicit(&self.server, params),
-        )
-        .await
-        {
-            Err(_) => {
-                return Err(refuse(format!(
-                    "no answer within {} s",
-                    ELICITATION_TIMEOUT.as_secs()
-                )));
-            }
-            Ok(Err(why)) => return Err(refuse(why)),
-            Ok(Ok(a)) => a,
-        };
-        let size = serde_json::to_vec(&answer).map_or(usize::MAX, |v| v.len());
-        if size > MAX_ELICITATION_BYTES {
-            return Err(refuse(format!(
-                "the client's answer has {size} bytes, more than the {MAX_ELICITATION_BYTES} wasmgate passes on"
-            )));
-        }
-        tracing::info!(server = %self.server, "elicitation request answered by the client");
-        Ok(answer)
-    }
-
-    /// A log line as it is passed on: the server's secrets redacted, its
-    /// data bounded (a longer one is replaced by its cut text).
-    fn forwarded_log(
-        &self,
-        params: &LoggingMessageNotificationParam,
-    ) -> LoggingMessageNotificationParam {
-        let mut out = params.clone();
-        super::map_strings(&mut out.data, &|s| self.redactor.redact_secrets(s));
-        let size = serde_json::to_vec(&out.data).map_or(usize::MAX, |v| v.len());
-        if size > MAX_FORWARDED_LOG_BYTES {
-            let text = match &out.data {
-                serde_json::Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            let mut cut = MAX_FORWARDED_LOG_BYTES;
-            while !text.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            out.data = format!("{}... [truncated]", &text[..cut]).into();
-        }
-        if let Some(l) = &out.logger {
-            out.logger = Some(self.redactor.redact_secrets(l));
-        }
-        out
     }
 }
 

@@ -32,7 +32,6 @@ mod peers;
 pub mod redact;
 pub mod sampling;
 pub mod transport;
-pub mod upstream;
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
@@ -160,11 +159,6 @@ pub struct ClientOptions {
     /// The longest registered tool name (`serve --name-budget`,
     /// [`naming::agent_name_budget`]); `None` = [`naming::MAX_TOOL_NAME`].
     pub name_budget: Option<usize>,
-    /// Where servers' progress, log lines, resource updates and
-    /// elicitation requests go besides wasmgate's log (the gateway's
-    /// clients, [`upstream`]); `None` = the elicitation capability is not
-    /// declared.
-    pub upstream: Option<Arc<dyn upstream::UpstreamSink>>,
 }
 
 impl fmt::Debug for ClientOptions {
@@ -173,7 +167,6 @@ impl fmt::Debug for ClientOptions {
             .field("reconnect", &self.reconnect)
             .field("sampling_provider", &self.sampling_provider.is_some())
             .field("platform", &self.platform.is_some())
-            .field("upstream", &self.upstream.is_some())
             .finish()
     }
 }
@@ -357,8 +350,6 @@ struct Session {
     peer: Peer<RoleClient>,
     cancel: Mutex<Option<RunningServiceCancellationToken>>,
     child: Option<Arc<Mutex<ChildGuard>>>,
-    /// The progress tokens of this session's calls in flight.
-    progress: Arc<upstream::ProgressRoutes>,
 }
 
 impl Session {
@@ -828,7 +819,6 @@ async fn connect_attempt(
     limit: Duration,
 ) -> Result<Connected, ConnectError> {
     let generation = inner.next_generation.fetch_add(1, Ordering::Relaxed);
-    let progress: Arc<upstream::ProgressRoutes> = Default::default();
     let handler = Handler {
         server: spec.name.clone(),
         generation,
@@ -837,8 +827,6 @@ async fn connect_attempt(
         sampling: inner.sampling_setup(spec),
         refresh: Default::default(),
         log_limit: Default::default(),
-        upstream: inner.options.upstream.clone(),
-        progress: progress.clone(),
     };
     let child_slot = Mutex::new(None);
     let attempt = async {
@@ -882,7 +870,6 @@ async fn connect_attempt(
                 peer: opened.peer.clone(),
                 cancel: Mutex::new(Some(opened.service.cancellation_token())),
                 child: opened.child,
-                progress,
             },
             tools,
             server_info,
@@ -1162,16 +1149,11 @@ impl Drop for CancelOnDrop {
 async fn call_tool_tolerant(
     peer: &Peer<RoleClient>,
     params: CallToolRequestParams,
-    progress: Option<(&Arc<upstream::ProgressRoutes>, upstream::ProgressSink)>,
 ) -> Result<RawCallResult, rmcp::ServiceError> {
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
     let handle = peer
         .send_request_with_option(request, PeerRequestOptions::no_options())
         .await?;
-    // rmcp put a fresh progress token on the request: the caller gets the
-    // progress with that token, and nobody else does.
-    let _route =
-        progress.map(|(routes, sink)| routes.register(handle.progress_token.clone(), sink));
     let mut guard = CancelOnDrop {
         peer: peer.clone(),
         id: Some(handle.id.clone()),
@@ -1591,18 +1573,6 @@ impl McpClient {
     /// text redacted; a successful result only has the server's literal
     /// configured secrets redacted. Results over `max_result_bytes` are cut.
     pub async fn call(&self, name: &str, args: serde_json::Value) -> Result<CallResult, CallError> {
-        self.call_with(name, args, None).await
-    }
-
-    /// [`McpClient::call`], with the server's `notifications/progress` for
-    /// this call (and only this call) handed to `progress` while it runs
-    /// ([`upstream`]).
-    pub async fn call_with(
-        &self,
-        name: &str,
-        args: serde_json::Value,
-        progress: Option<upstream::ProgressSink>,
-    ) -> Result<CallResult, CallError> {
         let (session, server, tool, timeout, redactor, max_bytes) = {
             let st = self.inner.read();
             let Some(&i) = st.index.get(name) else {
@@ -1645,45 +1615,37 @@ impl McpClient {
             params = params.with_arguments(a);
         }
         // Dropping the request future on timeout sends notifications/cancelled.
-        let result = match tokio::time::timeout(
-            timeout,
-            call_tool_tolerant(
-                &session.peer,
-                params,
-                progress.map(|sink| (&session.progress, sink)),
-            ),
-        )
-        .await
-        {
-            Err(_) => {
-                return Err(CallError::Timeout {
-                    server,
-                    tool,
-                    seconds: timeout.as_secs_f64(),
-                });
-            }
-            Ok(Err(e)) => {
-                // The session ended under the call: say how the process ended.
-                let exited = match &session.child {
-                    Some(c) if !matches!(e, rmcp::ServiceError::McpError(_)) => {
-                        transport::exit_status(c).await
-                    }
-                    _ => None,
-                };
-                let message = match exited {
-                    Some(status) => {
-                        format!("the server process exited ({status}) before it answered")
-                    }
-                    None => e.to_string(),
-                };
-                return Err(CallError::Failed {
-                    message: redactor.redact(&message),
-                    server,
-                    tool,
-                });
-            }
-            Ok(Ok(r)) => r,
-        };
+        let result =
+            match tokio::time::timeout(timeout, call_tool_tolerant(&session.peer, params)).await {
+                Err(_) => {
+                    return Err(CallError::Timeout {
+                        server,
+                        tool,
+                        seconds: timeout.as_secs_f64(),
+                    });
+                }
+                Ok(Err(e)) => {
+                    // The session ended under the call: say how the process ended.
+                    let exited = match &session.child {
+                        Some(c) if !matches!(e, rmcp::ServiceError::McpError(_)) => {
+                            transport::exit_status(c).await
+                        }
+                        _ => None,
+                    };
+                    let message = match exited {
+                        Some(status) => {
+                            format!("the server process exited ({status}) before it answered")
+                        }
+                        None => e.to_string(),
+                    };
+                    return Err(CallError::Failed {
+                        message: redactor.redact(&message),
+                        server,
+                        tool,
+                    });
+                }
+                Ok(Ok(r)) => r,
+            };
         let RawCallResult {
             mut content,
             structured_content: mut structured,
