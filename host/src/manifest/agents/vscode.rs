@@ -128,10 +128,15 @@ fn jsonc_depth(text: &str, max: usize) -> Result<(), String> {
                     }
                 }
             }
+            // jsonc-parser ends a line comment at `\r` as well as `\n`: a
+            // comment ended by a lone `\r` must not hide the brackets after it.
             '/' if chars.peek() == Some(&'/') => {
                 for s in chars.by_ref() {
                     if s == '\n' {
                         line += 1;
+                        break;
+                    }
+                    if s == '\r' {
                         break;
                     }
                 }
@@ -187,5 +192,14 @@ mod tests {
             "{".repeat(100)
         );
         decode_jsonc(&quiet).unwrap();
+    }
+
+    #[test]
+    fn a_line_comment_ended_by_a_lone_carriage_return_does_not_hide_nesting() {
+        // The parser reads the brackets after `\r` as JSON; so must the
+        // depth bound.
+        let deep = format!("// x\r{}{}", "[".repeat(100), "]".repeat(100));
+        assert!(decode_jsonc(&deep).unwrap_err().contains("deeper than"));
+        assert!(parse_cst(&deep).unwrap_err().contains("deeper than"));
     }
 }
