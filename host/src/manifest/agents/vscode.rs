@@ -90,6 +90,8 @@ fn jsonc_options() -> jsonc_parser::ParseOptions {
 /// The message after the file name (too deep, or not valid JSONC with the
 /// parser's line and column).
 pub fn decode_jsonc(text: &str) -> Result<Value, String> {
+    // VS Code reads a file that starts with a byte order mark.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     jsonc_depth(text, crate::manifest::depth::MAX_DEPTH)?;
     jsonc_parser::parse_to_serde_value::<Value>(text, &jsonc_options())
         .map_err(|e| format!("is not valid JSON with comments (JSONC): {e}"))
