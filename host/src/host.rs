@@ -594,7 +594,7 @@ impl Host {
                 .plugins
                 .iter()
                 .find(|p| p.name == name)
-                .map(|p| p.trust.changes.join("; "));
+                .map(|p| crate::terminal::line(&p.trust.changes.join("; ")).into_owned());
             return Err(match why {
                 Some(w) => format!("plugin '{name}' cannot be pinned: {w}"),
                 None => format!("no plugin named '{name}' in the plugin folders"),

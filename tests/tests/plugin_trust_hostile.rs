@@ -240,3 +240,53 @@ fn a_fifo_at_a_declared_server_json_path_does_not_hang_status() {
     assert!(out.status.success(), "{}", text(&out));
     assert!(text(&out).contains("server live"), "{}", text(&out));
 }
+
+/// A declaration whose location value (plugin-controlled; `location` is
+/// YAML, quoted as written) carries a terminal escape and a line break.
+fn write_needs_plugin(dir: &Path, location: &str) {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(
+        dir.join("plugin.yaml"),
+        format!(
+            "name: needy\nversion: \"1\"\nmcp_servers:\n  needy:\n    command: /bin/true\n    app:\n      linux:\n        presence: executable\n        location: {location}\n    requires: {{app: true}}\n"
+        ),
+    )
+    .unwrap();
+}
+
+#[test]
+fn needs_and_trust_changes_show_escapes_of_the_declaration() {
+    let u = User::new();
+    let dir = u.plugins().join("needy");
+    write_needs_plugin(&dir, "\"/opt/ok\"");
+    let out = u.run(&["plugin", "approve", "needy"]);
+    assert!(out.status.success(), "{}", text(&out));
+    // The new declaration's location forges a line and clears the screen.
+    write_needs_plugin(&dir, r#""/opt/x\e[2J\nneeds: nothing\u202E""#);
+    for args in [
+        vec!["plugin", "inspect", dir.to_str().unwrap()],
+        vec!["plugin", "list"],
+        vec!["status"],
+        vec!["plugin", "approve", "needy"],
+    ] {
+        let out = u.run(&args);
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(raw_controls(&all), Vec::<char>::new(), "{args:?}: {all}");
+        assert!(
+            !all.lines()
+                .any(|l| l.trim_start().starts_with("needs: nothing")),
+            "{args:?}: a forged line: {all}"
+        );
+        // The declaration is read (not refused), so its value is shown.
+        if args.get(1) != Some(&"list") {
+            assert!(
+                all.contains("/opt/x\\u{1b}[2J\\nneeds: nothing\\u{202e}"),
+                "{args:?}: {all}"
+            );
+        }
+    }
+}

@@ -360,7 +360,12 @@ pub fn run_setup(args: &SetupArgs, plugins: &[PathBuf], config: Option<&Path>) -
         Ok(t) => t,
         Err(m) => return fail(m),
     };
-    print!("{}", crate::terminal::text(&diff(&file, &text, &new)));
+    // The diff's context lines show the neighbouring entries: their
+    // secrets are redacted like every printed value (docs/mcp-client.md §4).
+    let redactor = crate::mcp::redact::Redactor::with_secrets(Vec::new(), value_secrets(&current));
+    let shown =
+        crate::mcp::redact::redact_patterns(&redactor.redact_secrets(&diff(&file, &text, &new)));
+    print!("{}", crate::terminal::text(&shown));
     if args.dry_run {
         println!("(dry run: {} not written)", file.display());
         return 0;
@@ -454,8 +459,9 @@ pub fn run_import(args: &ImportArgs, target: Option<PathBuf>, json: bool) -> u8 
         let v = serde_json::json!({
             "format": decoded.format.label(),
             "mcp_servers": serde_json::to_value(&shown).unwrap_or_default(),
-            "problems": problems.iter().map(ToString::to_string).collect::<Vec<_>>(),
-            "warnings": warnings,
+            // Redacted as on stderr: a warning quotes the value it is about.
+            "problems": problems.iter().map(|p| redact(&p.to_string())).collect::<Vec<_>>(),
+            "warnings": warnings.iter().map(|w| redact(w)).collect::<Vec<_>>(),
         });
         println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
     } else {
@@ -537,15 +543,55 @@ fn merge_into(
         );
         return Ok(());
     }
+    // The context lines may show the target's other servers: their
+    // secrets are redacted too.
+    let own = crate::mcp::redact::Redactor::with_secrets(Vec::new(), value_secrets(&current));
     print!(
         "{}",
-        crate::terminal::text(&redact(&diff(target, &before, &text)))
+        crate::terminal::text(&redact(&own.redact_secrets(&diff(target, &before, &text))))
     );
     match write_with_backup(target, old.as_deref(), &text)? {
         Some(b) => println!("wrote {} (backup: {})", target.display(), b.display()),
         None => println!("wrote {}", target.display()),
     }
     Ok(())
+}
+
+/// The secrets an agent's or wasmgate's config file holds, to redact from
+/// what is printed of it: the string values under credential-named keys
+/// ([`crate::mcp::redact::is_credential_name`]) and in every `headers`
+/// mapping, and the userinfo and query values of every URL — each also as
+/// JSON writes it (quotes and backslashes escaped).
+fn value_secrets(v: &Value) -> Vec<String> {
+    use crate::mcp::redact::{is_credential_name, url_secrets};
+    fn walk(v: &Value, secret: bool, out: &mut Vec<String>) {
+        match v {
+            Value::String(s) => {
+                let mut found = url_secrets(s);
+                if secret {
+                    found.push(s.clone());
+                }
+                for f in found {
+                    if let Ok(j) = serde_json::to_string(&f) {
+                        out.push(j[1..j.len() - 1].to_string());
+                    }
+                    out.push(f);
+                }
+            }
+            Value::Sequence(items) => items.iter().for_each(|i| walk(i, secret, out)),
+            Value::Mapping(m) => {
+                for (k, i) in m {
+                    let k = crate::declaration::value::key_text(k);
+                    walk(i, secret || k == "headers" || is_credential_name(&k), out);
+                }
+            }
+            Value::Tagged(t) => walk(&t.value, secret, out),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk(v, false, &mut out);
+    out
 }
 
 /// `v` with `redact` applied to every string it holds (keys stay), so the

@@ -247,7 +247,7 @@ async fn approve_loaded(
     let entry = host.pending_approval(name).cloned().ok_or_else(|| {
         format!(
             "plugin '{name}' cannot be pinned: {}",
-            rec.trust.changes.join("; ")
+            esc(&rec.trust.changes.join("; "))
         )
     })?;
     if let Some(want) = want_sha256

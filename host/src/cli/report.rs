@@ -68,10 +68,11 @@ pub fn status(h: &Host, as_json: bool) -> String {
             };
             let _ = writeln!(
                 o,
-                "    name collision: tool '{}' wanted {}, which {whose}; registered as {}",
+                "    name collision: tool '{}' wanted {}, which {}; registered as {}",
                 c.tool.escape_default(),
-                c.name,
-                c.renamed_to.as_deref().unwrap_or("(not registered)")
+                esc(&c.name),
+                esc(&whose),
+                esc(c.renamed_to.as_deref().unwrap_or("(not registered)"))
             );
         }
         for w in &s.withheld_tools {
@@ -82,7 +83,7 @@ pub fn status(h: &Host, as_json: bool) -> String {
                 w.reason,
                 esc(&w.changes.join("; "))
             );
-            let _ = writeln!(o, "      approve with: {}", w.approve);
+            let _ = writeln!(o, "      approve with: {}", esc(&w.approve));
         }
         if let Some(e) = &s.last_error {
             let _ = writeln!(o, "    last error: {}", esc(e));
@@ -103,11 +104,13 @@ pub fn status(h: &Host, as_json: bool) -> String {
                 "  {}: held back; none of its servers is started",
                 p.trust.state.as_str()
             );
+            // A change names plugin-controlled values (a location, a
+            // server name): escaped like every other line here.
             for c in &p.trust.changes {
-                let _ = writeln!(o, "    {c}");
+                let _ = writeln!(o, "    {}", esc(c));
             }
             if let Some(a) = &p.trust.approve {
-                let _ = writeln!(o, "  approve with: {a}");
+                let _ = writeln!(o, "  approve with: {}", esc(a));
             }
         }
         for s in st

@@ -75,10 +75,23 @@ pub fn not_offered_markdown(host: &Host) -> String {
             None => "the config file".to_string(),
         };
         out.push_str(&format!(
-            "- `{}` ({from}): {}\n",
-            crate::terminal::line(&n.server),
+            "- {} ({from}): {}\n",
+            code_span(&crate::terminal::line(&n.server)),
             crate::terminal::line(&n.sentence)
         ));
     }
     out
+}
+
+/// `s` as a Markdown code span that a backtick in it cannot end early (a
+/// server name is plugin-controlled): fenced by one backtick more than its
+/// longest run, padded with spaces when it starts or ends with one.
+fn code_span(s: &str) -> String {
+    let longest = s.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    if longest > 0 {
+        format!("{fence} {s} {fence}")
+    } else {
+        format!("{fence}{s}{fence}")
+    }
 }

@@ -246,6 +246,12 @@ fn jsonc_edit(
     name: &str,
     entry: Option<&Value>,
 ) -> Result<String, String> {
+    // A byte order mark is kept as it was (the syntax tree has no place
+    // for one).
+    let (bom, text) = match text.strip_prefix('\u{feff}') {
+        Some(rest) => ("\u{feff}", rest),
+        None => ("", text),
+    };
     let root = if text.trim().is_empty() {
         super::vscode::parse_cst("{}\n")?
     } else {
@@ -267,7 +273,7 @@ fn jsonc_edit(
         (None, Some(prop)) => prop.remove(),
         (None, None) => return Err(format!("has no entry {name} under {}", path.join("."))),
     }
-    Ok(root.to_string())
+    Ok(format!("{bom}{root}"))
 }
 
 fn jsonc_value(v: &Value) -> Result<jsonc_parser::cst::CstInputValue, String> {
@@ -507,6 +513,23 @@ mod tests {
 
     fn entry() -> Value {
         yaml_serde::from_str("{command: /bin/wasmgate, args: [serve]}").unwrap()
+    }
+
+    #[test]
+    fn jsonc_with_a_byte_order_mark_is_edited_and_keeps_it() {
+        // VS Code reads (and Windows editors write) settings with a BOM.
+        let text = "\u{feff}{\n  \"servers\": {\"a\": {\"command\": \"x\"}}\n}\n";
+        let out = set_entry(text, Syntax::Jsonc, &["servers"], "wasmgate", &entry()).unwrap();
+        assert!(
+            out.starts_with('\u{feff}') && out.contains("\"a\""),
+            "{out}"
+        );
+        let back = remove_entry(&out, Syntax::Jsonc, &["servers"], "wasmgate").unwrap();
+        assert!(back.starts_with('\u{feff}'), "{back}");
+        assert_eq!(
+            decode(&back, Syntax::Jsonc).unwrap(),
+            decode(text, Syntax::Jsonc).unwrap()
+        );
     }
 
     #[test]

@@ -90,6 +90,8 @@ fn jsonc_options() -> jsonc_parser::ParseOptions {
 /// The message after the file name (too deep, or not valid JSONC with the
 /// parser's line and column).
 pub fn decode_jsonc(text: &str) -> Result<Value, String> {
+    // VS Code reads a file that starts with a byte order mark.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     jsonc_depth(text, crate::manifest::depth::MAX_DEPTH)?;
     jsonc_parser::parse_to_serde_value::<Value>(text, &jsonc_options())
         .map_err(|e| format!("is not valid JSON with comments (JSONC): {e}"))
@@ -128,10 +130,15 @@ fn jsonc_depth(text: &str, max: usize) -> Result<(), String> {
                     }
                 }
             }
+            // jsonc-parser ends a line comment at `\r` as well as `\n`: a
+            // comment ended by a lone `\r` must not hide the brackets after it.
             '/' if chars.peek() == Some(&'/') => {
                 for s in chars.by_ref() {
                     if s == '\n' {
                         line += 1;
+                        break;
+                    }
+                    if s == '\r' {
                         break;
                     }
                 }
@@ -187,5 +194,14 @@ mod tests {
             "{".repeat(100)
         );
         decode_jsonc(&quiet).unwrap();
+    }
+
+    #[test]
+    fn a_line_comment_ended_by_a_lone_carriage_return_does_not_hide_nesting() {
+        // The parser reads the brackets after `\r` as JSON; so must the
+        // depth bound.
+        let deep = format!("// x\r{}{}", "[".repeat(100), "]".repeat(100));
+        assert!(decode_jsonc(&deep).unwrap_err().contains("deeper than"));
+        assert!(parse_cst(&deep).unwrap_err().contains("deeper than"));
     }
 }
