@@ -209,8 +209,12 @@ pub fn describe_server(s: &ServerSurface) -> Vec<String> {
 
 /// `needs` on one line, for the change list (`surface_changes`).
 fn needs_text(v: &serde_json::Value) -> String {
+    // The change list labels the field itself ("needs: old → new").
     let lines = needs_lines(v);
-    let lines: Vec<&str> = lines.iter().map(|l| l.trim()).collect();
+    let lines: Vec<&str> = lines
+        .iter()
+        .map(|l| l.trim().trim_start_matches("needs: "))
+        .collect();
     lines.join("; ")
 }
 
@@ -421,7 +425,7 @@ mod tests {
         );
         assert_eq!(
             needs_text(&v),
-            "needs: the application, version 4.2 or newer and an NVIDIA GPU; linux executable: command blender, flatpak org.blender.Blender; version from custom"
+            "the application, version 4.2 or newer and an NVIDIA GPU; linux executable: command blender, flatpak org.blender.Blender; version from custom"
         );
         // A stored value of another shape still shows, as JSON.
         let odd = serde_json::json!({"name": "x", "other": 1});
