@@ -245,7 +245,28 @@ fn read_text(path: &Path) -> Result<Option<String>, String> {
         }
         Ok(_) => {}
     }
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot be read: {e}"))?;
+    // The read itself is bounded too: the file may be replaced (by a FIFO,
+    // a larger file) between the look above and this read.
+    let (dir, name) = match (path.parent(), path.file_name()) {
+        (Some(d), Some(n)) => (
+            if d.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                d
+            },
+            n,
+        ),
+        _ => return Err("is not a file path".into()),
+    };
+    let bytes = crate::manifest::files::read_plugin_file(
+        dir,
+        Path::new(name),
+        crate::manifest::load::MAX_MANIFEST_BYTES,
+    )
+    .map_err(|e| match e {
+        crate::manifest::files::PluginFileError::NotFound => "cannot be read: not found".into(),
+        e => e.to_string(),
+    })?;
     String::from_utf8(bytes)
         .map(Some)
         .map_err(|_| "is not UTF-8 text".into())
