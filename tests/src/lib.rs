@@ -139,6 +139,17 @@ pub fn git_server_bin() -> PathBuf {
     sibling_bin("git-mcp-server")
 }
 
+/// A server process a test started, killed and reaped on drop (no clean
+/// shutdown is needed; the test's assertions are done by then).
+pub struct KillOnDrop(pub std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// A `wasmgate serve --http 127.0.0.1:0` process of a test; ended with
 /// SIGTERM on drop (killed after 10 s), so its server children are ended too.
 pub struct ServedHttp {

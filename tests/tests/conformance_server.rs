@@ -13,7 +13,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use wasmgate_conformance::{ServedHttp, workspace_root};
@@ -193,15 +193,8 @@ fn compare(
 
 /// The fixture server over HTTP, killed on drop.
 struct Fixture {
-    child: Child,
+    _child: wasmgate_conformance::KillOnDrop,
     url: String,
-}
-
-impl Drop for Fixture {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 fn fixture_http() -> Fixture {
@@ -223,7 +216,10 @@ fn fixture_http() -> Fixture {
     let url = rx
         .recv_timeout(Duration::from_secs(30))
         .expect("the fixture server printed its address");
-    Fixture { child, url }
+    Fixture {
+        _child: wasmgate_conformance::KillOnDrop(child),
+        url,
+    }
 }
 
 /// `wasmgate serve --http --prefix never` with one config server: the

@@ -11,7 +11,7 @@
 #![cfg(target_os = "linux")]
 
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use wasmgate::manifest::server::{ServerSpec, Transport};
@@ -19,15 +19,8 @@ use wasmgate::mcp::{CallError, McpClient};
 
 /// The hostile server, killed when dropped.
 struct Hostile {
-    child: Child,
+    _child: wasmgate_conformance::KillOnDrop,
     port: u16,
-}
-
-impl Drop for Hostile {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 fn start() -> Hostile {
@@ -47,7 +40,10 @@ fn start() -> Hostile {
         .recv_timeout(Duration::from_secs(60))
         .expect("the server printed its port");
     let port = line.trim().parse().expect("a port number");
-    Hostile { child, port }
+    Hostile {
+        _child: wasmgate_conformance::KillOnDrop(child),
+        port,
+    }
 }
 
 fn http_spec(name: &str, port: u16, path: &str) -> ServerSpec {

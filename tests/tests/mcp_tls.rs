@@ -9,7 +9,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use wasmgate_conformance::{
@@ -17,15 +17,8 @@ use wasmgate_conformance::{
 };
 
 struct Server {
-    child: Child,
+    _child: wasmgate_conformance::KillOnDrop,
     port: u16,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// Starts the TLS server; its CA certificate is written to `ca`.
@@ -50,7 +43,10 @@ fn tls_server(ca: &Path) -> Server {
     let port = rx
         .recv_timeout(Duration::from_secs(60))
         .expect("the TLS server printed its port");
-    Server { child, port }
+    Server {
+        _child: wasmgate_conformance::KillOnDrop(child),
+        port,
+    }
 }
 
 fn wasmgate(dir: &Path, args: &[&str]) -> Command {

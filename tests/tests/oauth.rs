@@ -7,21 +7,14 @@
 //! (docs/mcp-client.md §9).
 
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use wasmgate_conformance::wasmgate_bin;
 
 struct Server {
-    child: Child,
+    _child: wasmgate_conformance::KillOnDrop,
     base: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 fn start(expires_in: u64) -> Server {
@@ -36,7 +29,7 @@ fn start(expires_in: u64) -> Server {
         .unwrap();
     assert!(line.starts_with("http://127.0.0.1:"), "{line}");
     Server {
-        child,
+        _child: wasmgate_conformance::KillOnDrop(child),
         base: line.trim().to_string(),
     }
 }

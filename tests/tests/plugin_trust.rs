@@ -11,7 +11,7 @@
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 use wasmgate_conformance::{
     git_server_bin, interop_python, plugins_dir, stdout_json, wasmgate_bin, workspace_root,
@@ -436,15 +436,8 @@ fn with_a_trusted_key_add_and_approve_refuse_unsigned_and_tampered_plugins() {
 
 /// `tests/python/https_file_server.py` serving one file; killed on drop.
 struct Https {
-    child: Child,
+    _child: wasmgate_conformance::KillOnDrop,
     port: u16,
-}
-
-impl Drop for Https {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 fn https_server(ca: &Path, file: &Path) -> Https {
@@ -469,7 +462,10 @@ fn https_server(ca: &Path, file: &Path) -> Https {
     let port = rx
         .recv_timeout(Duration::from_secs(60))
         .expect("the HTTPS server printed its port");
-    Https { child, port }
+    Https {
+        _child: wasmgate_conformance::KillOnDrop(child),
+        port,
+    }
 }
 
 #[test]
