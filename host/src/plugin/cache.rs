@@ -228,7 +228,7 @@ pub(crate) fn compile(
             #[cfg(target_os = "linux")]
             if same
                 && let Some(expected_id) = written_as
-                && let Some(c) = sealed::load(engine, &cwasm, image_limit, expected_id)
+                && let Some(c) = sealed::load(engine, dir, &cwasm, image_limit, expected_id)
             {
                 return Ok((c, CacheOutcome::Hit));
             }
@@ -297,37 +297,31 @@ const MAX_DIGEST_BYTES: u64 = 1024;
 /// The least image size read whatever the component's size, in bytes.
 const MIN_IMAGE_LIMIT: u64 = 64 * 1024 * 1024;
 
-/// One file of an entry, at most `limit` bytes and only a regular file of
-/// `dir`: `Ok(None)` when absent; `Err` (with a warning naming the file and
-/// the limit) when it is larger or not a regular file.
 /// A verified entry mapped from a sealed in-memory copy (Linux).
 #[cfg(target_os = "linux")]
 mod sealed {
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-    use std::os::unix::fs::OpenOptionsExt;
     use std::path::Path;
     use wasmtime::Engine;
     use wasmtime::component::Component;
 
-    /// `cwasm` when its identity is `expected_id` before and after the
-    /// copy and it is at most `limit` bytes; `None` (the caller reads it
-    /// whole instead) on any failure, e.g. no memfd or a `noexec` one.
+    /// `cwasm` (an entry of `dir`, opened as [`super::read_entry`] opens
+    /// one: a regular file of that folder, at most `limit` bytes) when its
+    /// identity is `expected_id` before and after the copy; `None` (the
+    /// caller reads it whole instead) on any failure, e.g. no memfd or a
+    /// `noexec` one.
     pub(super) fn load(
         engine: &Engine,
+        dir: &Path,
         cwasm: &Path,
         limit: u64,
         expected_id: &str,
     ) -> Option<Component> {
-        let mut src = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-            .open(cwasm)
-            .ok()?;
+        let (mut src, _) =
+            crate::manifest::files::open_plugin_file(dir, Path::new(cwasm.file_name()?), limit)
+                .ok()?;
         let meta = src.metadata().ok()?;
-        if !meta.is_file()
-            || meta.len() > limit
-            || super::identity(&meta).as_deref() != Some(expected_id)
-        {
+        if super::identity(&meta).as_deref() != Some(expected_id) {
             return None;
         }
         // SAFETY: memfd_create with a NUL-terminated name; the result is a
@@ -377,6 +371,9 @@ mod sealed {
     use std::io::Read as _;
 }
 
+/// One file of an entry, at most `limit` bytes and only a regular file of
+/// `dir`: `Ok(None)` when absent; `Err` (with a warning naming the file and
+/// the limit) when it is larger or not a regular file.
 fn read_entry(dir: &Path, path: &Path, limit: u64) -> Result<Option<Vec<u8>>, ()> {
     let Some(name) = path.file_name() else {
         return Ok(None);
