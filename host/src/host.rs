@@ -468,7 +468,7 @@ impl Host {
                 .await;
         }
         let mut report = self.client.connect_all(&specs, offerable).await;
-        if report.warning.is_some() {
+        if specs.is_empty() {
             let warning = self.nothing_to_start();
             tracing::warn!("{warning}");
             report.warning = Some(warning);
