@@ -12,6 +12,7 @@ pub(crate) mod probe;
 
 use crate::availability::{self, Availability};
 use crate::declaration::{OsFamily, Registry};
+use crate::error::HostError;
 use crate::manifest::{self, ManifestContext, ManifestResult, ServerSpec, SkillSource, Transport};
 use crate::mcp::{
     self, CallError, CallResult, ClientOptions, ConnectionState, McpClient, ToolInfo,
@@ -187,8 +188,9 @@ impl Host {
     /// Problems with one plugin or server (a file that is not a component, a
     /// trap, a bad declaration, a duplicate server name) are collected in
     /// [`Host::problems`] as `<where>: <field path> …` lines and everything
-    /// else still loads. Errors: only when the component engine cannot start.
-    pub fn load(options: HostOptions) -> anyhow::Result<Host> {
+    /// else still loads. Errors: only when the component engine cannot start
+    /// ([`HostError::Engine`], [`HostError::Ticker`]).
+    pub fn load(options: HostOptions) -> Result<Host, HostError> {
         let client = McpClient::with_options(ClientOptions {
             // The app-endpoint transport reads server_json on the machine
             // availability was evaluated on.
@@ -210,7 +212,7 @@ impl Host {
     /// `options.client` is not used (the shared client keeps its own). Do
     /// not call [`Host::shutdown`] on `previous` afterwards: it would end
     /// the shared sessions. Errors: as [`Host::load`].
-    pub fn load_next(options: HostOptions, previous: &Host) -> anyhow::Result<Host> {
+    pub fn load_next(options: HostOptions, previous: &Host) -> Result<Host, HostError> {
         let host = Host::load_with(options, previous.client.clone())?;
         // Same spec, different availability (a new version or path of the
         // application): the running server may front the old copy.
@@ -228,7 +230,7 @@ impl Host {
         Ok(host)
     }
 
-    fn load_with(options: HostOptions, client: McpClient) -> anyhow::Result<Host> {
+    fn load_with(options: HostOptions, client: McpClient) -> Result<Host, HostError> {
         let platform = options.platform.clone();
         let mut problems = Vec::new();
         let mut warnings = Vec::new();
@@ -287,7 +289,7 @@ impl Host {
             for loaded in plugin_host.load_dirs(&wasm_dirs) {
                 match loaded {
                     Ok(p) => {
-                        let r = validate_component_with(&p, grants.clone());
+                        let r = validate_component(&p, grants.clone());
                         let before = plugins.len();
                         let unit = if options.plugin_dirs.contains(&p.dir) {
                             digest::Unit::File(p.file.clone())
@@ -1011,19 +1013,10 @@ fn transport_name(t: &Transport) -> &'static str {
 }
 
 /// Validates the manifest value a component returned with the same
-/// validator as `plugin.yaml` (`docs/declarations.md` §2a), as a plugin's
-/// manifest with no host environment granted.
-pub fn validate_component(p: &LoadedPlugin, os: OsFamily) -> ManifestResult {
-    let _ = os;
-    validate_component_with(p, Arc::default())
-}
-
-/// [`validate_component`] with the user's `plugins:` grants
-/// (`docs/security.md`, "What a plugin's manifest may reach").
-fn validate_component_with(
-    p: &LoadedPlugin,
-    grants: Arc<manifest::PluginsConfig>,
-) -> ManifestResult {
+/// validator as `plugin.yaml` (`docs/declarations.md` §2a), under the
+/// user's `plugins:` grants (`docs/security.md`, "What a plugin's manifest
+/// may reach").
+fn validate_component(p: &LoadedPlugin, grants: Arc<manifest::PluginsConfig>) -> ManifestResult {
     let ctx = ManifestContext {
         allow_custom_version: true,
         ..ManifestContext::for_plugin(p.file.display().to_string(), p.dir.clone(), grants)

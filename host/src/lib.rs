@@ -17,6 +17,7 @@
 pub mod availability;
 pub mod cli;
 pub mod declaration;
+mod error;
 pub mod fixtures;
 pub mod gateway;
 pub mod host;
@@ -30,3 +31,5 @@ pub mod skills;
 pub mod terminal;
 pub mod testing;
 pub mod trust;
+
+pub use error::HostError;

@@ -31,14 +31,19 @@ pub struct Skill {
 }
 
 /// Why a SKILL.md could not be read. Every variant names the skill.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum SkillError {
     /// The opening `---` has no closing `---` line.
+    #[error(
+        "skill '{skill}': SKILL.md front matter starts with '---' but has no closing '---' line"
+    )]
     UnterminatedFrontMatter {
         /// Skill name.
         skill: String,
     },
     /// The front matter is not valid YAML, or not a mapping.
+    #[error("skill '{skill}': SKILL.md front matter: {message}")]
     BadFrontMatter {
         /// Skill name.
         skill: String,
@@ -46,6 +51,7 @@ pub enum SkillError {
         message: String,
     },
     /// A known field has the wrong shape.
+    #[error("skill '{skill}': SKILL.md front matter: {field} {message}")]
     BadField {
         /// Skill name.
         skill: String,
@@ -55,30 +61,6 @@ pub enum SkillError {
         message: String,
     },
 }
-
-impl fmt::Display for SkillError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            SkillError::UnterminatedFrontMatter { skill } => write!(
-                f,
-                "skill '{skill}': SKILL.md front matter starts with '---' but has no closing '---' line"
-            ),
-            SkillError::BadFrontMatter { skill, message } => {
-                write!(f, "skill '{skill}': SKILL.md front matter: {message}")
-            }
-            SkillError::BadField {
-                skill,
-                field,
-                message,
-            } => write!(
-                f,
-                "skill '{skill}': SKILL.md front matter: {field} {message}"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for SkillError {}
 
 /// Splits `text` into (front matter YAML, body). `Ok(None)` when the file does
 /// not start with a `---` line.

@@ -1,19 +1,16 @@
 //! Liveness `server_json` (`docs/declarations.md` §7): real processes for the
-//! pid check, a real loopback HTTP server for the `initialize` probe, and
-//! hostile runtime files. A planted token is searched for in every output.
+//! pid check and hostile runtime files. A planted token is searched for in
+//! every output. The MCP `initialize` at the endpoint is the app-endpoint
+//! connect's, tested in `mcp_http_transports.rs`.
 #![cfg(unix)]
 
 mod resolver_common;
 
 use resolver_common::*;
-use std::io::{Read, Write};
-use std::net::TcpListener;
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
 use wasmgate::declaration::{AppDef, Liveness, OsFamily};
 use wasmgate::platform::{Platform, RealPlatform};
-use wasmgate::resolver::liveness::{Check, probe_initialize, read_server_json};
+use wasmgate::resolver::liveness::{Check, read_server_json};
 
 const SECRET: &str = "s3cr3t-PLANTED-token-9f8e7d";
 
@@ -216,102 +213,4 @@ fn real_child_process_liveness() {
         (Check::Present, Check::Present)
     );
     assert!(!format!("{r:?}").contains(SECRET));
-}
-
-/// A one-shot loopback HTTP server answering `status`; returns its port and
-/// a channel with the request it received.
-fn serve_once(status: u16) -> (u16, mpsc::Receiver<String>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let (mut s, _) = listener.accept().unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-        let mut req = Vec::new();
-        let mut buf = [0u8; 4096];
-        while let Ok(n) = s.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            req.extend_from_slice(&buf[..n]);
-            let text = String::from_utf8_lossy(&req);
-            if let Some(h) = text.find("\r\n\r\n")
-                && text.contains("\"initialize\"")
-                && req.len() > h + 4
-                && text.ends_with('}')
-            {
-                break;
-            }
-        }
-        let _ = write!(s, "HTTP/1.1 {status} X\r\nContent-Length: 0\r\n\r\n");
-        let _ = tx.send(String::from_utf8_lossy(&req).into_owned());
-    });
-    (port, rx)
-}
-
-#[test]
-fn initialize_probe_against_a_real_loopback_server() {
-    for (status, want) in [
-        (200, Check::Present),
-        (401, Check::Present),
-        (403, Check::Present),
-        (404, Check::Absent),
-    ] {
-        let (port, rx) = serve_once(status);
-        let body =
-            format!(r#"{{"pid": 4242, "http": "http://127.0.0.1:{port}/x", "token": "{SECRET}"}}"#);
-        let r = eval(body.as_bytes(), "/rpc/v1");
-        let e = r.endpoint.unwrap();
-        assert_eq!(
-            probe_initialize(&e, Duration::from_secs(5)),
-            want,
-            "http {status}"
-        );
-        let req = rx.recv_timeout(Duration::from_secs(5)).unwrap();
-        assert!(req.starts_with("POST /rpc/v1 HTTP/1.1\r\n"), "{req}");
-        assert!(req.contains(&format!("Authorization: Bearer {SECRET}\r\n")));
-        assert!(req.contains("\"method\":\"initialize\""));
-    }
-    // Nothing listening: absent.
-    let port = {
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
-    let body = format!(r#"{{"pid": 4242, "http": "http://localhost:{port}"}}"#);
-    let e = eval(body.as_bytes(), "/mcp").endpoint.unwrap();
-    assert!(e.token.is_empty());
-    assert_eq!(
-        probe_initialize(&e, Duration::from_millis(500)),
-        Check::Absent
-    );
-}
-
-#[test]
-fn a_silent_server_times_out_as_absent() {
-    // The stub accepts and then says nothing, holding the connection open
-    // for 30 s (or until the test is done): only the probe's own deadline
-    // can end the probe, so EOF cannot make it pass.
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let (done, done_rx) = mpsc::channel::<()>();
-    let hold = std::thread::spawn(move || {
-        let (s, _) = listener.accept().unwrap();
-        let _ = done_rx.recv_timeout(Duration::from_secs(30));
-        drop(s);
-    });
-    let body = format!(r#"{{"pid": 4242, "http": "http://127.0.0.1:{port}"}}"#);
-    let e = eval(body.as_bytes(), "/mcp").endpoint.unwrap();
-    let deadline = Duration::from_millis(200);
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(probe_initialize(&e, deadline));
-    });
-    // A bound around the call, not a speed target: a probe that ignored its
-    // deadline would wait for the stub's 30 s.
-    let got = rx
-        .recv_timeout(deadline + Duration::from_secs(5))
-        .expect("the probe ignored its 200 ms deadline against a silent server");
-    assert_eq!(got, Check::Absent);
-    done.send(()).unwrap();
-    hold.join().unwrap();
 }

@@ -226,7 +226,7 @@ fn run(cli: Cli) -> u8 {
                 print!("{}", report::skills(&h, cli.json));
                 0
             }
-            Err(e) => fatal(&e),
+            Err(e) => fatal(&e.into()),
         },
         Command::Status => with_runtime(|| async {
             let h = Host::load(options())?;
@@ -249,7 +249,7 @@ fn run(cli: Cli) -> u8 {
         }),
         Command::Logout { server } => match Host::load(options()) {
             Ok(h) => login::run_logout(&h, server),
-            Err(e) => fatal(&e),
+            Err(e) => fatal(&e.into()),
         },
         Command::Call { tool, args } => {
             let args: serde_json::Value = match serde_json::from_str(args) {

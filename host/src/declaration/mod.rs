@@ -10,4 +10,4 @@ pub mod value;
 pub use kinds::{LOCATION_KINDS, LocationKindSpec};
 pub use model::*;
 pub use parse::{DeclarationError, ParseOptions, parse_declaration, render_declaration};
-pub use registry::{Registry, RegistryChange, SubscriptionId};
+pub use registry::Registry;

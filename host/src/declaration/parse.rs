@@ -27,7 +27,8 @@ use yaml_serde::{Mapping, Value};
 /// A declaration that breaks a rule of `docs/declarations.md` §2. Displays as
 /// `<where>: <field path> [(<value>)] <what is wrong>`, e.g.
 /// `plugin.yaml server 'blender': app.linux.location[0].name ("bin/blender") must be a bare name`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", ProblemLine::new(.where_, .path, .value, .message))]
 pub struct DeclarationError {
     /// Where the declaration came from (`plugins/x/plugin.yaml server 'x'`).
     pub where_: String,
@@ -40,16 +41,48 @@ pub struct DeclarationError {
     pub value: Option<String>,
 }
 
-impl fmt::Display for DeclarationError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.value {
-            Some(v) => write!(f, "{}: {} ({v}) {}", self.where_, self.path, self.message),
-            None => write!(f, "{}: {} {}", self.where_, self.path, self.message),
+/// How a problem with a field path reads: `<where>: <path> [(<value>)]
+/// <message>`, or `<where>: <message>` when the path is empty (a problem
+/// of the whole document). One rendering for declaration and manifest
+/// errors, so both read alike.
+pub(crate) struct ProblemLine<'a> {
+    where_: &'a str,
+    path: &'a str,
+    value: Option<&'a str>,
+    message: &'a str,
+}
+
+impl<'a> ProblemLine<'a> {
+    pub(crate) fn new(
+        where_: &'a str,
+        path: &'a str,
+        value: &'a Option<String>,
+        message: &'a str,
+    ) -> Self {
+        ProblemLine {
+            where_,
+            path,
+            value: value.as_deref(),
+            message,
         }
     }
 }
 
-impl std::error::Error for DeclarationError {}
+impl fmt::Display for ProblemLine<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ProblemLine {
+            where_,
+            path,
+            value,
+            message,
+        } = self;
+        match (path.is_empty(), value) {
+            (true, _) => write!(f, "{where_}: {message}"),
+            (false, Some(v)) => write!(f, "{where_}: {path} ({v}) {message}"),
+            (false, None) => write!(f, "{where_}: {path} {message}"),
+        }
+    }
+}
 
 /// Options that depend on where a declaration comes from.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -72,6 +72,7 @@ pub mod sampling;
 pub use handler::GatewayHandler;
 pub use passthrough::PrefixMode;
 
+use crate::error::HostError;
 use crate::host::{Host, HostOptions};
 use crate::mcp::{CallError, CallResult, ToolInfo};
 use rmcp::RoleServer;
@@ -208,7 +209,7 @@ impl Gateway {
     /// Sampling: unless `options.host.client.sampling_provider` is set (an
     /// embedding agent's own LLM), plugin servers' `sampling/createMessage`
     /// requests go to the gateway's connected client ([`sampling`]).
-    pub async fn start(mut options: GatewayOptions) -> anyhow::Result<Gateway> {
+    pub async fn start(mut options: GatewayOptions) -> Result<Gateway, HostError> {
         let route = Arc::new(sampling::Route::default());
         if options.host.client.sampling_provider.is_none() {
             options.host.client.sampling_provider =
@@ -404,7 +405,7 @@ impl Gateway {
     /// retries failed servers on the live one), then tells clients what
     /// changed. Errors: the component engine could not start; the live host
     /// is kept.
-    pub async fn refresh(&self) -> anyhow::Result<RefreshOutcome> {
+    pub async fn refresh(&self) -> Result<RefreshOutcome, HostError> {
         let _one_at_a_time = self.inner.refresh_lock.lock().await;
         *lock(&self.inner.dir_print) = watch_fingerprint(&self.inner.options.host);
         let live = self.host();
@@ -601,17 +602,17 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// [`Host::load`] off the async threads: it reads files and may compile
 /// components.
-async fn load(options: HostOptions) -> anyhow::Result<Host> {
+async fn load(options: HostOptions) -> Result<Host, HostError> {
     tokio::task::spawn_blocking(move || Host::load(options))
         .await
-        .map_err(|e| anyhow::anyhow!("loading plugins stopped: {e}"))?
+        .map_err(HostError::LoadStopped)?
 }
 
 /// [`Host::load_next`] off the async threads.
-async fn load_next(options: HostOptions, previous: Arc<Host>) -> anyhow::Result<Host> {
+async fn load_next(options: HostOptions, previous: Arc<Host>) -> Result<Host, HostError> {
     tokio::task::spawn_blocking(move || Host::load_next(options, &previous))
         .await
-        .map_err(|e| anyhow::anyhow!("loading plugins stopped: {e}"))?
+        .map_err(HostError::LoadStopped)?
 }
 
 /// Everything a load decides that changes what is offered: plugins, server

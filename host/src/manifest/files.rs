@@ -24,53 +24,43 @@ use std::path::{Component, Path};
 
 /// Why a plugin file was not read. Displays as a sentence that follows the
 /// file's name (`<file>: is a link out of the plugin folder`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum PluginFileError {
     /// No such file.
+    #[error("cannot be read: not found")]
     NotFound,
     /// The path, or a link on it, leads out of the plugin folder.
+    #[error(
+        "is refused: it leads out of the plugin folder (a link or path outside it); \
+         a plugin's files must stay in its folder"
+    )]
     OutsideFolder,
     /// Not a regular file (`what`: `a FIFO`, `a folder`, `a device`, …).
+    #[error("is refused: it is {what}, not a regular file")]
     NotRegular {
         /// The kind of file found.
         what: &'static str,
     },
     /// More than `limit` bytes (`size`: the size the file system reported,
     /// when it was already over; `None` when the read found it).
+    #[error("is larger than {limit} bytes{}", reported_size(.size))]
     TooLarge {
         /// Reported size in bytes, when known.
         size: Option<u64>,
         /// The cap in bytes.
         limit: u64,
     },
-    /// Any other I/O failure (the OS's message).
+    /// Any other I/O failure (the OS's message; a `String` so the error
+    /// stays `Clone` for the load report that keeps it).
+    #[error("cannot be read: {0}")]
     Io(String),
 }
 
-impl std::fmt::Display for PluginFileError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            PluginFileError::NotFound => f.write_str("cannot be read: not found"),
-            PluginFileError::OutsideFolder => f.write_str(
-                "is refused: it leads out of the plugin folder (a link or path outside it); \
-                 a plugin's files must stay in its folder",
-            ),
-            PluginFileError::NotRegular { what } => {
-                write!(f, "is refused: it is {what}, not a regular file")
-            }
-            PluginFileError::TooLarge {
-                size: Some(size),
-                limit,
-            } => write!(f, "is larger than {limit} bytes ({size} bytes)"),
-            PluginFileError::TooLarge { size: None, limit } => {
-                write!(f, "is larger than {limit} bytes")
-            }
-            PluginFileError::Io(e) => write!(f, "cannot be read: {e}"),
-        }
-    }
+/// ` (N bytes)` when the file system reported the size, else nothing.
+fn reported_size(size: &Option<u64>) -> String {
+    size.map(|n| format!(" ({n} bytes)")).unwrap_or_default()
 }
-
-impl std::error::Error for PluginFileError {}
 
 fn io_error(e: std::io::Error) -> PluginFileError {
     match e.kind() {

@@ -29,7 +29,6 @@ use crate::declaration::{
     Declaration, DeclarationError, Liveness, ParseOptions, parse_declaration,
 };
 use std::collections::{BTreeMap, HashMap};
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -143,7 +142,8 @@ impl ManifestContext {
 /// where `where` names the server when there is one and the offending value
 /// follows the path when there is one to show
 /// (`plugin.yaml server 'git': timeout ("abc") must be a number of seconds`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}", crate::declaration::parse::ProblemLine::new(.where_, .path, .value, .message))]
 pub struct ManifestError {
     /// Source label, including `server '<name>'` for a server's errors.
     pub where_: String,
@@ -195,18 +195,6 @@ impl ManifestError {
         }
     }
 }
-
-impl fmt::Display for ManifestError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (self.path.is_empty(), &self.value) {
-            (true, _) => write!(f, "{}: {}", self.where_, self.message),
-            (false, Some(v)) => write!(f, "{}: {} ({v}) {}", self.where_, self.path, self.message),
-            (false, None) => write!(f, "{}: {} {}", self.where_, self.path, self.message),
-        }
-    }
-}
-
-impl std::error::Error for ManifestError {}
 
 /// A skill a plugin brings.
 #[derive(Debug, Clone, PartialEq, Eq)]

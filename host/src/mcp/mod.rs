@@ -273,14 +273,17 @@ impl CallResult {
 }
 
 /// Why a tool call did not produce a [`CallResult`]. Texts are redacted.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum CallError {
     /// No offered tool has this name.
+    #[error("no MCP tool named '{name}' is offered")]
     UnknownTool {
         /// The name asked for.
         name: String,
     },
     /// The tool's server has no live session now.
+    #[error("MCP server '{server}' is not connected (state: {state})")]
     NotConnected {
         /// Configured server name.
         server: String,
@@ -288,11 +291,15 @@ pub enum CallError {
         state: ConnectionState,
     },
     /// Arguments must be a JSON object (or null for none).
+    #[error("arguments for '{name}' must be a JSON object")]
     BadArguments {
         /// Registered tool name.
         name: String,
     },
     /// The call ran past the server's `timeout`; it was cancelled on the server.
+    #[error(
+        "MCP call '{tool}' on server '{server}' timed out after {seconds} s and was cancelled; raise `timeout` in the server's entry if it needs longer"
+    )]
     Timeout {
         /// Configured server name.
         server: String,
@@ -302,6 +309,7 @@ pub enum CallError {
         seconds: f64,
     },
     /// The request failed (transport closed, protocol error, …).
+    #[error("MCP call '{tool}' on server '{server}' failed: {message}")]
     Failed {
         /// Configured server name.
         server: String,
@@ -311,38 +319,6 @@ pub enum CallError {
         message: String,
     },
 }
-
-impl fmt::Display for CallError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            CallError::UnknownTool { name } => write!(f, "no MCP tool named '{name}' is offered"),
-            CallError::NotConnected { server, state } => {
-                write!(f, "MCP server '{server}' is not connected (state: {state})")
-            }
-            CallError::BadArguments { name } => {
-                write!(f, "arguments for '{name}' must be a JSON object")
-            }
-            CallError::Timeout {
-                server,
-                tool,
-                seconds,
-            } => write!(
-                f,
-                "MCP call '{tool}' on server '{server}' timed out after {seconds} s and was cancelled; raise `timeout` in the server's entry if it needs longer"
-            ),
-            CallError::Failed {
-                server,
-                tool,
-                message,
-            } => write!(
-                f,
-                "MCP call '{tool}' on server '{server}' failed: {message}"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for CallError {}
 
 /// A live session.
 struct Session {

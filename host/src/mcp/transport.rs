@@ -3,7 +3,6 @@
 //! for every way that can fail.
 
 use std::collections::VecDeque;
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -40,16 +39,24 @@ pub(crate) const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
 /// Why a server could not be connected. The client wraps it as
 /// `failed to connect to MCP server '<name>': <cause>`, redacted.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ConnectError {
     /// The stdio `command` is not on the child's PATH (or the path given does
     /// not name an executable file).
+    #[error(
+        "command '{command}' was not found on PATH; install it or give its absolute path as `command`{}",
+        launcher_hint(.command)
+    )]
     CommandNotFound {
         /// The configured command.
         command: String,
     },
     /// `command` is a path (it has a folder separator) that names no
     /// runnable file.
+    #[error(
+        "command '{command}' {reason}; `command` must name an executable file (or a program on PATH)"
+    )]
     CommandUnusable {
         /// The configured command.
         command: String,
@@ -57,6 +64,10 @@ pub enum ConnectError {
         reason: &'static str,
     },
     /// An `npx`/`uvx`-style launcher ran but could not find the package.
+    #[error(
+        "{launcher} could not find the server's package ({detail}); check the package name in `args`{}",
+        if .launcher == "npx" { ", and pass `-y` so npx installs it without asking" } else { "" }
+    )]
     PackageNotFound {
         /// The launcher (`npx`, `uvx`, …).
         launcher: String,
@@ -64,6 +75,7 @@ pub enum ConnectError {
         detail: String,
     },
     /// The process could not be started.
+    #[error("cannot start '{command}': {message}")]
     Spawn {
         /// The configured command.
         command: String,
@@ -71,6 +83,10 @@ pub enum ConnectError {
         message: String,
     },
     /// The process exited before the MCP handshake finished.
+    #[error(
+        "the server process exited during start-up ({status}); {}",
+        stderr_tail(.stderr)
+    )]
     ExitedAtStart {
         /// Exit status as the OS reports it (`exit status: 3`).
         status: String,
@@ -78,32 +94,44 @@ pub enum ConnectError {
         stderr: Option<String>,
     },
     /// No answer to `initialize` + `tools/list` within `connect_timeout`.
+    #[error(
+        "timed out after {seconds} s waiting for initialize and tools/list; the server may be slow to start: raise `connect_timeout` in its entry (now {seconds} s)"
+    )]
     Timeout {
         /// The configured `connect_timeout`, in seconds.
         seconds: f64,
     },
     /// The server wrote lines to stdout that are not JSON-RPC (stdout must
     /// carry only MCP messages), and the handshake did not complete.
+    #[error(
+        "the server wrote something that is not MCP JSON-RPC to stdout ('{line}'); stdout must carry only MCP messages (a server logs to stderr)"
+    )]
     NotMcp {
         /// The first such line (cut to 200 characters, redacted).
         line: String,
     },
     /// The handshake failed (the server answered something that is not MCP).
+    #[error("the MCP handshake failed: {message}")]
     Protocol {
         /// What went wrong.
         message: String,
     },
     /// `tools/list` failed after a good handshake.
+    #[error("tools/list failed: {message}")]
     ListTools {
         /// What went wrong.
         message: String,
     },
     /// Nothing listens at the HTTP URL.
+    #[error(
+        "connection refused at {url}: no server listens there; check that it runs and that the port is right (another program may hold the port the server wanted)"
+    )]
     HttpRefused {
         /// The configured URL.
         url: String,
     },
     /// The HTTP request failed in another way.
+    #[error("HTTP request to {url} failed: {message}")]
     Http {
         /// The configured URL.
         url: String,
@@ -112,6 +140,9 @@ pub enum ConnectError {
     },
     /// The TLS handshake with an `https://` server failed; most often its
     /// certificate is not trusted by this machine's trust store.
+    #[error(
+        "TLS with {url} failed ({detail}); if the server's certificate comes from a private CA, add the CA to this machine's trust store or point SSL_CERT_FILE at a PEM file that holds it"
+    )]
     Tls {
         /// The configured URL.
         url: String,
@@ -119,12 +150,14 @@ pub enum ConnectError {
         detail: String,
     },
     /// The `url` is not a valid http(s) URL.
+    #[error("'{url}' is not a valid http:// or https:// URL")]
     InvalidUrl {
         /// The configured URL.
         url: String,
     },
     /// The server answered with HTTP 401 or 403: it refused the
     /// credentials (the configured `headers`, or the app-endpoint token).
+    #[error("{}", http_auth_text(.url, .status, *.app_endpoint))]
     HttpAuth {
         /// The URL dialled (never carries the token).
         url: String,
@@ -136,6 +169,9 @@ pub enum ConnectError {
     },
     /// The URL speaks the legacy HTTP+SSE transport (MCP 2024-11-05), which
     /// wasmgate does not support (`docs/mcp-client.md` §1).
+    #[error(
+        "{url} speaks the legacy HTTP+SSE transport (MCP 2024-11-05), which wasmgate does not support; point `url` at the server's streamable HTTP endpoint (often /mcp) or start the server with its streamable HTTP transport, or run it over stdio with `command`"
+    )]
     LegacySse {
         /// The configured URL.
         url: String,
@@ -143,12 +179,20 @@ pub enum ConnectError {
     /// App-endpoint transport: the application that hosts the server is not
     /// running, or its `server_json` gives no usable loopback endpoint
     /// (`docs/declarations.md` §7). The detail never carries the token.
+    #[error(
+        "the application that hosts this server gives no usable endpoint ({detail}); start the application (it writes its server_json with the URL and token when it runs)"
+    )]
     AppNotRunning {
         /// Why (`process is not running`, `url host is not loopback`, …).
         detail: String,
     },
     /// An `auth: oauth` server without a usable login: no tokens, or a
     /// refresh the authorization server refused (docs/mcp-client.md §9).
+    #[error(
+        "{}: {reason}; {}",
+        super::oauth::AUTH_REQUIRED,
+        super::oauth::login_hint(.server)
+    )]
     AuthRequired {
         /// The configured server name (for the `wasmgate login` hint).
         server: String,
@@ -226,105 +270,37 @@ impl ConnectError {
     }
 }
 
-impl fmt::Display for ConnectError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ConnectError::CommandUnusable { command, reason } => write!(
-                f,
-                "command '{command}' {reason}; `command` must name an executable file (or a program on PATH)"
-            ),
-            ConnectError::CommandNotFound { command } => {
-                write!(
-                    f,
-                    "command '{command}' was not found on PATH; install it or give its absolute path as `command`"
-                )?;
-                match launcher_of(command).as_deref() {
-                    Some("npx" | "npm" | "node") => write!(f, " (npx comes with Node.js)"),
-                    Some("uvx" | "uv") => write!(f, " (uvx comes with uv)"),
-                    _ => Ok(()),
-                }
-            }
-            ConnectError::PackageNotFound { launcher, detail } => {
-                write!(
-                    f,
-                    "{launcher} could not find the server's package ({detail}); check the package name in `args`"
-                )?;
-                if launcher == "npx" {
-                    write!(f, ", and pass `-y` so npx installs it without asking")?;
-                }
-                Ok(())
-            }
-            ConnectError::Spawn { command, message } => {
-                write!(f, "cannot start '{command}': {message}")
-            }
-            ConnectError::ExitedAtStart { status, stderr } => {
-                write!(f, "the server process exited during start-up ({status})")?;
-                match stderr {
-                    Some(s) => write!(f, "; its stderr ends with: {s}"),
-                    None => write!(f, "; it wrote nothing to stderr"),
-                }
-            }
-            ConnectError::Timeout { seconds } => write!(
-                f,
-                "timed out after {seconds} s waiting for initialize and tools/list; the server may be slow to start: raise `connect_timeout` in its entry (now {seconds} s)"
-            ),
-            ConnectError::NotMcp { line } => write!(
-                f,
-                "the server wrote something that is not MCP JSON-RPC to stdout ('{line}'); stdout must carry only MCP messages (a server logs to stderr)"
-            ),
-            ConnectError::Protocol { message } => {
-                write!(f, "the MCP handshake failed: {message}")
-            }
-            ConnectError::ListTools { message } => write!(f, "tools/list failed: {message}"),
-            ConnectError::HttpRefused { url } => write!(
-                f,
-                "connection refused at {url}: no server listens there; check that it runs and that the port is right (another program may hold the port the server wanted)"
-            ),
-            ConnectError::Http { url, message } => {
-                write!(f, "HTTP request to {url} failed: {message}")
-            }
-            ConnectError::InvalidUrl { url } => {
-                write!(f, "'{url}' is not a valid http:// or https:// URL")
-            }
-            ConnectError::Tls { url, detail } => write!(
-                f,
-                "TLS with {url} failed ({detail}); if the server's certificate comes from a private CA, add the CA to this machine's trust store or point SSL_CERT_FILE at a PEM file that holds it"
-            ),
-            ConnectError::HttpAuth {
-                url,
-                status,
-                app_endpoint: false,
-            } => write!(
-                f,
-                "the server at {url} refused the credentials (HTTP {status}); check this entry's `headers` (Authorization)"
-            ),
-            ConnectError::HttpAuth {
-                url,
-                status,
-                app_endpoint: true,
-            } => write!(
-                f,
-                "the application's endpoint {url} refused the token from its server_json (HTTP {status}); restart the application so it writes a fresh server_json"
-            ),
-            ConnectError::LegacySse { url } => write!(
-                f,
-                "{url} speaks the legacy HTTP+SSE transport (MCP 2024-11-05), which wasmgate does not support; point `url` at the server's streamable HTTP endpoint (often /mcp) or start the server with its streamable HTTP transport, or run it over stdio with `command`"
-            ),
-            ConnectError::AppNotRunning { detail } => write!(
-                f,
-                "the application that hosts this server gives no usable endpoint ({detail}); start the application (it writes its server_json with the URL and token when it runs)"
-            ),
-            ConnectError::AuthRequired { server, reason } => write!(
-                f,
-                "{}: {reason}; {}",
-                super::oauth::AUTH_REQUIRED,
-                super::oauth::login_hint(server)
-            ),
-        }
+/// Where a missing launcher comes from (` (npx comes with Node.js)`), or
+/// nothing for other commands.
+fn launcher_hint(command: &str) -> &'static str {
+    match launcher_of(command).as_deref() {
+        Some("npx" | "npm" | "node") => " (npx comes with Node.js)",
+        Some("uvx" | "uv") => " (uvx comes with uv)",
+        _ => "",
     }
 }
 
-impl std::error::Error for ConnectError {}
+/// The end of a start-up failure: the server's last stderr lines, or that
+/// it wrote none.
+fn stderr_tail(stderr: &Option<String>) -> String {
+    match stderr {
+        Some(s) => format!("its stderr ends with: {s}"),
+        None => "it wrote nothing to stderr".to_string(),
+    }
+}
+
+/// A refused credential, worded for where the credential came from.
+fn http_auth_text(url: &str, status: &str, app_endpoint: bool) -> String {
+    if app_endpoint {
+        format!(
+            "the application's endpoint {url} refused the token from its server_json (HTTP {status}); restart the application so it writes a fresh server_json"
+        )
+    } else {
+        format!(
+            "the server at {url} refused the credentials (HTTP {status}); check this entry's `headers` (Authorization)"
+        )
+    }
+}
 
 /// The file name of a command without extension (`/usr/bin/npx` → `npx`).
 fn launcher_of(command: &str) -> Option<String> {

@@ -26,7 +26,6 @@ pub use real::RealPlatform;
 pub use simulated::{SimulatedHost, SimulatedHostBuilder, SimulatedHostError};
 
 use crate::declaration::OsFamily;
-use std::fmt;
 use std::io::{self, Read, Seek};
 
 /// What a path is, links followed (`Platform::metadata`).
@@ -106,28 +105,21 @@ pub struct DisplayAdapter {
 }
 
 /// Why a bounded read failed.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ReadError {
     /// The file is larger than the limit (bytes).
+    #[error("file is larger than {limit} bytes")]
     TooLarge {
         /// The limit that was exceeded, in bytes.
         limit: u64,
     },
     /// The file could not be opened or read (missing, a folder, a link that
-    /// leaves a simulated root, permissions, …).
-    Io(io::Error),
+    /// leaves a simulated root, permissions, …). Displays as the OS's
+    /// message, which is also the source.
+    #[error(transparent)]
+    Io(#[from] io::Error),
 }
-
-impl fmt::Display for ReadError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ReadError::TooLarge { limit } => write!(f, "file is larger than {limit} bytes"),
-            ReadError::Io(e) => write!(f, "{e}"),
-        }
-    }
-}
-
-impl std::error::Error for ReadError {}
 
 /// A readable, seekable file handle from [`Platform::open_file`].
 pub trait ReadSeek: Read + Seek + Send {}

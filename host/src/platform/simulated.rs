@@ -27,16 +27,9 @@ use std::time::SystemTime;
 
 /// A `host.yaml` or `root/` that cannot be used; the text names the file
 /// and the field.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
 pub struct SimulatedHostError(pub String);
-
-impl fmt::Display for SimulatedHostError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for SimulatedHostError {}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]

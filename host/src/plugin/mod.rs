@@ -30,6 +30,7 @@ pub use cache::CacheOutcome;
 pub use grant::ProbeGrant;
 
 use crate::declaration::OsFamily;
+use crate::error::HostError;
 use engine::EpochTicker;
 use output::CapturedOutput;
 use std::collections::BTreeMap;
@@ -209,60 +210,69 @@ impl fmt::Debug for LoadedPlugin {
 }
 
 /// Which guest call failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum GuestCall {
     /// `manifest()` (instantiation included).
+    #[error("manifest()")]
     Manifest,
     /// `probe-version` (instantiation included).
+    #[error("probe-version()")]
     ProbeVersion,
 }
 
-impl fmt::Display for GuestCall {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            GuestCall::Manifest => "manifest()",
-            GuestCall::ProbeVersion => "probe-version()",
-        })
-    }
-}
-
-/// Why a guest call failed: which limit, or which trap.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Why a guest call failed: which limit, or which trap. Displays as the
+/// words that follow the call's name (`timed out: ran past its 2000 ms
+/// deadline`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum CallFailure {
     /// The epoch deadline passed (`deadline_ms`).
+    #[error("timed out: ran past its {deadline_ms} ms deadline")]
     Timeout {
         /// The deadline, in milliseconds.
         deadline_ms: u64,
     },
     /// Linear memory (or a table) would have grown past the cap.
+    #[error("hit the memory limit: tried to grow past {} MiB", .limit_bytes >> 20)]
     MemoryLimit {
         /// The cap, in bytes.
         limit_bytes: usize,
     },
     /// The guest's wasm stack was exhausted (deep recursion).
+    #[error("overflowed its stack")]
     StackOverflow,
     /// The guest passed more data across the boundary in one call than
     /// [`HostConfig::hostcall_bytes`] allows.
+    #[error(
+        "hit the host-call data limit: passed more than {limit_bytes} bytes to the host in one call"
+    )]
     HostcallData {
         /// The cap, in bytes.
         limit_bytes: usize,
     },
     /// Any other trap (a panic in the guest, `unreachable`, …).
+    #[error("trapped: {0}")]
     Trap(String),
 }
 
 /// Why a `.wasm` file did not become a [`LoadedPlugin`].
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum LoadFailure {
     /// The file or folder could not be read.
+    #[error("cannot read: {0}")]
     Io(String),
     /// The `.wasm` entry is not a regular file inside its plugin folder (a
     /// link out of it, a FIFO, a device); `docs/security.md`, "What a
     /// plugin's manifest may reach". The reason, as a sentence.
+    #[error("{0}")]
     Refused(String),
     /// Zero bytes.
+    #[error("empty file (0 bytes); expected a WebAssembly component")]
     Empty,
     /// Larger than [`HostConfig::max_component_bytes`].
+    #[error("file is {size} bytes, over the {limit} byte limit")]
     TooLarge {
         /// File size in bytes.
         size: u64,
@@ -270,22 +280,35 @@ pub enum LoadFailure {
         limit: u64,
     },
     /// Not WebAssembly at all (no `\0asm` header).
+    #[error("not a WebAssembly file (no `\\0asm` header); expected a component")]
     NotWasm,
     /// A core WebAssembly module, not a component.
+    #[error(
+        "a core WebAssembly module, not a component; build the plugin with \
+         `cargo build --target wasm32-wasip2` (the SDK makes a component)"
+    )]
     CoreModule,
     /// A component wasmtime could not compile or validate.
+    #[error("invalid component: {0}")]
     Invalid(String),
     /// Built against another version of the contract.
+    #[error("built against {CONTRACT_PACKAGE}@{found}; this host supports {CONTRACT}")]
     ContractVersion {
         /// The version the component imports, e.g. `0.2.0`.
         found: String,
     },
     /// Imports something outside the `plugin` world and WASI.
+    #[error(
+        "imports `{0}`, which is outside the {CONTRACT} world (only its `host` \
+         interface and WASI are provided)"
+    )]
     UnsupportedImport(String),
     /// Does not export the `plugin` world's functions with their types, or
     /// imports a WASI interface the host does not link.
+    #[error("does not fit the {CONTRACT} world: {0}")]
     Link(String),
     /// A guest call trapped or hit a limit.
+    #[error("{call} {failure}")]
     Call {
         /// Which call.
         call: GuestCall,
@@ -293,107 +316,33 @@ pub enum LoadFailure {
         failure: CallFailure,
     },
     /// The manifest it returned cannot be used (too large, duplicates).
+    #[error("unusable manifest: {0}")]
     Manifest(String),
-}
-
-impl fmt::Display for LoadFailure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            LoadFailure::Io(e) => write!(f, "cannot read: {e}"),
-            LoadFailure::Refused(e) => f.write_str(e),
-            LoadFailure::Empty => {
-                f.write_str("empty file (0 bytes); expected a WebAssembly component")
-            }
-            LoadFailure::TooLarge { size, limit } => {
-                write!(f, "file is {size} bytes, over the {limit} byte limit")
-            }
-            LoadFailure::NotWasm => {
-                f.write_str("not a WebAssembly file (no `\\0asm` header); expected a component")
-            }
-            LoadFailure::CoreModule => f.write_str(
-                "a core WebAssembly module, not a component; build the plugin with \
-                 `cargo build --target wasm32-wasip2` (the SDK makes a component)",
-            ),
-            LoadFailure::Invalid(e) => write!(f, "invalid component: {e}"),
-            LoadFailure::ContractVersion { found } => write!(
-                f,
-                "built against {CONTRACT_PACKAGE}@{found}; this host supports {CONTRACT}"
-            ),
-            LoadFailure::UnsupportedImport(name) => write!(
-                f,
-                "imports `{name}`, which is outside the {CONTRACT} world (only its `host` \
-                 interface and WASI are provided)"
-            ),
-            LoadFailure::Link(e) => write!(f, "does not fit the {CONTRACT} world: {e}"),
-            LoadFailure::Call { call, failure } => match failure {
-                CallFailure::Timeout { deadline_ms } => {
-                    write!(
-                        f,
-                        "{call} timed out: ran past its {deadline_ms} ms deadline"
-                    )
-                }
-                CallFailure::MemoryLimit { limit_bytes } => write!(
-                    f,
-                    "{call} hit the memory limit: tried to grow past {} MiB",
-                    limit_bytes >> 20
-                ),
-                CallFailure::StackOverflow => write!(f, "{call} overflowed its stack"),
-                CallFailure::HostcallData { limit_bytes } => write!(
-                    f,
-                    "{call} hit the host-call data limit: passed more than {limit_bytes} bytes \
-                     to the host in one call"
-                ),
-                CallFailure::Trap(t) => write!(f, "{call} trapped: {t}"),
-            },
-            LoadFailure::Manifest(e) => write!(f, "unusable manifest: {e}"),
-        }
-    }
 }
 
 /// A `.wasm` file (or plugin folder) that failed to load, with the reason.
 /// Displays as `<file>: <reason>`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}: {reason}", .file.display())]
 pub struct PluginLoadError {
     /// The file (or folder) that failed.
     pub file: PathBuf,
     /// Why.
+    #[source]
     pub reason: LoadFailure,
 }
 
-impl fmt::Display for PluginLoadError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.file.display(), self.reason)
-    }
-}
-
-impl std::error::Error for PluginLoadError {}
-
 /// A failed `probe-version` call.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ProbeFailure {
     /// The probe trapped or hit a limit.
+    #[error("{call} {0}", call = GuestCall::ProbeVersion)]
     Call(CallFailure),
     /// The probe returned an error string.
+    #[error("{call} failed: {0}", call = GuestCall::ProbeVersion)]
     Probe(String),
 }
-
-impl fmt::Display for ProbeFailure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ProbeFailure::Call(c) => write!(
-                f,
-                "{}",
-                LoadFailure::Call {
-                    call: GuestCall::ProbeVersion,
-                    failure: c.clone()
-                }
-            ),
-            ProbeFailure::Probe(e) => write!(f, "probe-version() failed: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for ProbeFailure {}
 
 /// Records which limit was hit, so a trap that follows a refused growth is
 /// reported as the memory limit rather than as a bare trap.
@@ -531,15 +480,16 @@ pub struct PluginHost {
 
 impl PluginHost {
     /// Builds the engine, links WASI p2 (nothing granted) and the `host`
-    /// import, and starts the epoch ticker. Errors: engine or linker setup,
-    /// or the ticker thread could not start.
-    pub fn new(config: HostConfig) -> anyhow::Result<PluginHost> {
-        let engine = engine::new_engine().map_err(wasm_err)?;
+    /// import, and starts the epoch ticker. Errors: [`HostError::Engine`]
+    /// (engine or linker setup), [`HostError::Ticker`].
+    pub fn new(config: HostConfig) -> Result<PluginHost, HostError> {
+        let engine = engine::new_engine().map_err(HostError::engine)?;
         let mut linker = Linker::<StoreState>::new(&engine);
-        wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(wasm_err)?;
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(HostError::engine)?;
         bindings::Plugin::add_to_linker::<StoreState, HasSelf<StoreState>>(&mut linker, |s| s)
-            .map_err(wasm_err)?;
-        let ticker = EpochTicker::start(engine.clone(), config.epoch_tick)?;
+            .map_err(HostError::engine)?;
+        let ticker =
+            EpochTicker::start(engine.clone(), config.epoch_tick).map_err(HostError::Ticker)?;
         Ok(PluginHost {
             engine,
             linker,
@@ -1033,10 +983,6 @@ fn component_files(dir: &Path) -> std::io::Result<Vec<(PathBuf, PathBuf)>> {
         }
     }
     Ok(out)
-}
-
-fn wasm_err(e: wasmtime::Error) -> anyhow::Error {
-    anyhow::anyhow!("{e:#}")
 }
 
 #[cfg(test)]

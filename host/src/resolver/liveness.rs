@@ -1,19 +1,18 @@
 //! Liveness `server_json` (`docs/declarations.md` §7): the
 //! runtime file a running application writes with its pid, its loopback URL
-//! and a bearer token, and the `initialize` probe over loopback HTTP.
+//! and a bearer token. Whether something MCP answers there is the connect's
+//! question (the app-endpoint transport, `docs/declarations.md` §7.5), not
+//! this module's.
 //!
 //! The token is held in a [`Token`], whose `Debug` prints `<redacted>` and
-//! which has no `Display` or `Serialize`: it leaves this module only as the
-//! `Authorization` header of [`probe_initialize`] (or through
-//! [`Token::expose`] for the MCP transport, to the same verified loopback URL).
+//! which has no `Display` or `Serialize`: it leaves this module only through
+//! [`Token::expose`] for the MCP transport, to the verified loopback URL.
 
 use super::expand::{expand, is_absolute};
 use crate::declaration::{AppDef, Liveness};
 use crate::platform::Platform;
 use std::fmt;
-use std::io::{Read, Write};
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpStream};
-use std::time::{Duration, Instant};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 /// Largest runtime file read, in bytes (`docs/declarations.md` §7).
 pub const SERVER_JSON_LIMIT: u64 = 64 * 1024;
@@ -267,65 +266,4 @@ pub fn compose_endpoint(
         format!("http://{shown}:{port}{endpoint_path}"),
         SocketAddr::new(ip, port),
     ))
-}
-
-/// The `initialize` probe (docs/declarations.md §7.5): one HTTP POST of an MCP
-/// `initialize` request to the endpoint, with the bearer token when there is
-/// one, under one deadline for connect, send and the status line (the body is
-/// not read). 200, 401 or 403 → `Present` (something MCP-shaped answers);
-/// other statuses, timeouts and connection errors → `Absent`; an endpoint
-/// whose dial address is not loopback → `Unavailable` (nothing is sent).
-pub fn probe_initialize(endpoint: &Endpoint, deadline: Duration) -> Check {
-    if !endpoint.dial.ip().is_loopback() || !plain_endpoint_path(&endpoint.path) {
-        return Check::Unavailable;
-    }
-    let token = endpoint.token.expose();
-    if !header_safe(token) {
-        return Check::Unavailable;
-    }
-    let deadline = deadline.max(Duration::from_millis(100));
-    let until = Instant::now() + deadline;
-    let left = || until.saturating_duration_since(Instant::now());
-    let Ok(mut stream) = TcpStream::connect_timeout(&endpoint.dial, deadline) else {
-        return Check::Absent;
-    };
-    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"wasmgate","version":"probe"}}}"#;
-    let auth = if token.is_empty() {
-        String::new()
-    } else {
-        format!("Authorization: Bearer {token}\r\n")
-    };
-    let request = format!(
-        "POST {} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n{auth}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        endpoint.path,
-        endpoint.dial,
-        body.len()
-    );
-    let timeout = |d: Duration| Some(d.max(Duration::from_millis(1)));
-    if stream.set_write_timeout(timeout(left())).is_err()
-        || stream.write_all(request.as_bytes()).is_err()
-    {
-        return Check::Absent;
-    }
-    drop(request);
-    let mut head = Vec::new();
-    let mut buf = [0u8; 256];
-    while !head.windows(2).any(|w| w == b"\r\n") && head.len() < 1024 {
-        if left().is_zero() || stream.set_read_timeout(timeout(left())).is_err() {
-            return Check::Absent;
-        }
-        match stream.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => head.extend_from_slice(&buf[..n]),
-        }
-    }
-    let line = String::from_utf8_lossy(&head);
-    let status = line
-        .strip_prefix("HTTP/1.")
-        .and_then(|s| s.get(2..5))
-        .and_then(|s| s.parse::<u16>().ok());
-    match status {
-        Some(200 | 401 | 403) => Check::Present,
-        _ => Check::Absent,
-    }
 }
