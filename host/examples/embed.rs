@@ -6,7 +6,7 @@
 //! For live changes (an application installed, a plugin added) wrap the
 //! options in `wasmgate::gateway::Gateway` and `subscribe()` to its changes.
 
-use wasmgate::host::{Host, HostOptions};
+use wasmgate::{Host, HostOptions};
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
@@ -14,7 +14,7 @@ async fn main() -> anyhow::Result<()> {
     options.plugin_dirs = std::env::args().skip(1).map(Into::into).collect();
     // The folders named on the command line are trusted as they are; keep
     // the default (the user's plugin lock) for plugins users install.
-    options.trust = wasmgate::trust::TrustPolicy::Dev;
+    options.trust = wasmgate::TrustPolicy::Dev;
     let host = Host::load(options)?; // validates manifests, evaluates availability
     host.discover().await; // connects only offerable servers, in parallel
     for tool in host.offered_tools() {

@@ -7,7 +7,11 @@
 //! integrity check per load (`trust_check`). Then, when it is built, the
 //! Python example plugin (`target/python-plugins/inkscape`, 18 MB of
 //! CPython by componentize-py): its first load, its cached load, and
-//! `wasmgate status` over it alone (`python`).
+//! `wasmgate status` over it alone (`python`). `runtime`: one `manifest()`
+//! call from each place a guest call can be made — no runtime, a
+//! `spawn_blocking` thread (the gateway's loads), the `block_on` thread of a
+//! multi-thread runtime (the CLI's), a current-thread runtime (a scoped
+//! thread per call).
 //!
 //! Needs the example components (`cargo xtask plugins`) and the release
 //! binary beside this example (`target/release/wasmgate`). Run:
@@ -18,6 +22,7 @@
 //! target/release/examples/plugin_bench
 //! target/release/examples/plugin_bench trust   # only the plugin lock's check
 //! target/release/examples/plugin_bench python  # only the Python plugin
+//! target/release/examples/plugin_bench runtime # guest calls inside Tokio
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -105,6 +110,9 @@ fn main() -> anyhow::Result<()> {
     }
     if std::env::args().nth(1).as_deref() == Some("python") {
         return python(&cache);
+    }
+    if std::env::args().nth(1).as_deref() == Some("runtime") {
+        return in_runtime();
     }
     let cold_host = PluginHost::new(HostConfig::default())?;
     let host = PluginHost::new(HostConfig {
@@ -435,6 +443,51 @@ fn trust_check(cache: &Path) -> anyhow::Result<()> {
         per_pair * 1e6 / n as f64,
         us(open),
         us(open_min),
+    );
+    Ok(())
+}
+
+/// `manifest()` of the git plugin from each place a guest call is made
+/// (`PluginHost`'s hand-over out of async code; `docs/performance.md`).
+fn in_runtime() -> anyhow::Result<()> {
+    let host = std::sync::Arc::new(PluginHost::new(HostConfig::default())?);
+    let file = component("git");
+    let dir = file.parent().unwrap().to_path_buf();
+    let p = std::sync::Arc::new(host.load_file(&file, &dir).unwrap());
+    const N: usize = 2000;
+    let run = {
+        let (host, p) = (host.clone(), p.clone());
+        move || time(N, || host.manifest_size(&p).unwrap())
+    };
+    println!("\n## A guest call from inside Tokio (git, manifest(); median [min] µs)\n");
+    println!("| where | µs |");
+    println!("|---|---|");
+    let show = |label: &str, (med, min): (Duration, Duration)| {
+        println!("| {label} | {} [{}] |", us(med), us(min));
+    };
+    show("no runtime", run.clone()());
+    let multi = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .build()?;
+    let r = run.clone();
+    show(
+        "spawn_blocking thread (gateway load)",
+        multi.block_on(async move { tokio::task::spawn_blocking(r).await })?,
+    );
+    let r = run.clone();
+    show(
+        "block_on thread, multi-thread runtime (CLI)",
+        multi.block_on(async move { r() }),
+    );
+    let r = run.clone();
+    show(
+        "worker task, multi-thread runtime",
+        multi.block_on(async move { tokio::spawn(async move { r() }).await })?,
+    );
+    let current = tokio::runtime::Builder::new_current_thread().build()?;
+    show(
+        "current-thread runtime (scoped thread)",
+        current.block_on(async move { run() }),
     );
     Ok(())
 }

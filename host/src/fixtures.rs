@@ -9,7 +9,7 @@
 //!   `version: {kind: plist}` reads from `<bundle>/Contents/Info.plist`.
 //!
 //! Put them into a simulated host with
-//! [`crate::platform::SimulatedHostBuilder::file`]. The fields each source
+//! [`crate::SimulatedHostBuilder::file`]. The fields each source
 //! reads are listed in `docs/declarations.md` ("Version sources").
 
 /// A PE executable whose version resource gives `version`.

@@ -1,12 +1,5 @@
-//! The native host: the one place where the pieces meet, in the order of
-//! `docs/design.md`'s data flow — plugin components and `plugin.yaml` folders →
-//! manifests (validated) → registry → availability → gates → MCP client
-//! connects only offerable servers → tools and skills for the agent.
-//!
-//! [`Host`] is also the Rust embedding API: load, [`Host::discover`],
-//! [`Host::offered_tools`], [`Host::visible_skills`], [`Host::call`],
-//! [`Host::status`], [`Host::shutdown`]; [`Host::load_next`] loads again
-//! keeping the sessions of servers that did not change.
+//! The native host ([`Host`]): the one place where the pieces meet, in the
+//! order of `docs/design.md`'s data flow.
 
 pub(crate) mod probe;
 
@@ -129,7 +122,28 @@ impl ServerRecord {
     }
 }
 
-/// The host. See the module docs.
+/// The native host: the one place where the pieces meet, in the order of
+/// `docs/design.md`'s data flow — plugin components and `plugin.yaml`
+/// folders → manifests (validated) → registry → availability → gates → MCP
+/// client connects only offerable servers → tools and skills for the agent.
+///
+/// It is also the Rust embedding API: [`Host::load`], [`Host::discover`],
+/// [`Host::offered_tools`], [`Host::visible_skills`], [`Host::call`],
+/// [`Host::status`], [`Host::shutdown`]; [`Host::load_next`] loads again
+/// keeping the sessions of servers that did not change.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// let mut options = wasmgate::HostOptions::new();
+/// options.plugin_dirs = vec!["target/plugins".into()];
+/// let host = wasmgate::Host::load(options)?;
+/// host.discover().await;
+/// for tool in host.offered_tools() {
+///     println!("{}", tool.name);
+/// }
+/// host.shutdown().await;
+/// # Ok(()) }
+/// ```
 pub struct Host {
     platform: Arc<dyn Platform>,
     plugins: Vec<PluginRecord>,

@@ -237,14 +237,6 @@ pub fn gate(skill: &Skill, lookup: impl Fn(&str) -> Option<bool>) -> SkillGate {
     }
 }
 
-/// The skills the gate shows, in their given order.
-pub fn visible_skills(skills: &[Skill], lookup: impl Fn(&str) -> Option<bool>) -> Vec<&Skill> {
-    skills
-        .iter()
-        .filter(|s| gate(s, &lookup).is_visible())
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -323,11 +315,5 @@ mod tests {
         );
         let only_git = parse_skill("g", "---\nrequires_apps: git\n---\n").unwrap();
         assert!(gate(&only_git, lookup).is_visible());
-        let skills = vec![s, only_git];
-        let shown: Vec<&str> = visible_skills(&skills, lookup)
-            .iter()
-            .map(|s| s.name.as_str())
-            .collect();
-        assert_eq!(shown, vec!["g"]);
     }
 }

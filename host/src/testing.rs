@@ -1,13 +1,12 @@
 //! Testing a plugin in `cargo test` (`guest-sdk/README.md`, "Test a
 //! plugin"): load the built component as the host does, evaluate its
 //! declarations on a simulated host made in code
-//! ([`crate::platform::SimulatedHost::builder`], fixtures from
+//! ([`crate::SimulatedHost::builder`], fixtures from
 //! [`crate::fixtures`]), and call its `probe_version` export.
 //!
 //! ```no_run
-//! use wasmgate::declaration::OsFamily;
-//! use wasmgate::platform::SimulatedHost;
 //! use wasmgate::testing::TestPlugin;
+//! use wasmgate::{OsFamily, SimulatedHost};
 //!
 //! let dir = std::env::temp_dir().join("vendor-test-host");
 //! let host = SimulatedHost::builder(OsFamily::Linux)

@@ -8,10 +8,9 @@
 //! the last test keeps the README and this file in step.
 
 use std::path::PathBuf;
-use wasmgate::declaration::OsFamily;
 use wasmgate::fixtures::{pe_with_version, plist_with_version};
-use wasmgate::platform::SimulatedHost;
 use wasmgate::testing::TestPlugin;
+use wasmgate::{OsFamily, SimulatedHost};
 use wasmgate_conformance::{plugins_dir, workspace_root};
 
 fn versionfile() -> PathBuf {

@@ -18,7 +18,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use wasmgate_conformance::{ServedHttp, plugins_dir, wasmgate_bin, workspace_root};
+use wasmgate_conformance::{ServedHttp, git_repo, plugins_dir, wasmgate_bin, workspace_root};
 
 fn interop_dir() -> PathBuf {
     std::env::var_os("WASMGATE_INTEROP_DIR")
@@ -110,29 +110,7 @@ struct World {
 fn world() -> World {
     let tmp = tempfile::tempdir().unwrap();
     let repo = tmp.path().join("repo");
-    std::fs::create_dir_all(&repo).unwrap();
-    for args in [
-        &["init", "-q"][..],
-        &[
-            "-c",
-            "user.name=In Spector",
-            "-c",
-            "user.email=i@example.invalid",
-            "commit",
-            "-q",
-            "--allow-empty",
-            "-m",
-            "inspected through the gateway",
-        ][..],
-    ] {
-        let out = Command::new("git")
-            .arg("-C")
-            .arg(&repo)
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}: {out:?}");
-    }
+    git_repo(&repo, &["inspected through the gateway"]);
     let plugins = tmp.path().join("plugins");
     let dir = plugins.join("repo");
     std::fs::create_dir_all(&dir).unwrap();

@@ -12,7 +12,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use wasmgate_conformance::{ServedHttp, plugins_dir, wasmgate_bin};
+use wasmgate_conformance::{ServedHttp, git_repo, plugins_dir, wasmgate_bin};
 
 /// The temporary world of one scenario.
 struct World {
@@ -27,48 +27,10 @@ struct World {
     app: String,
 }
 
-fn run_ok(cmd: &mut Command) {
-    let out = cmd.output().expect("run command");
-    assert!(
-        out.status.success(),
-        "{cmd:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 fn world() -> World {
     let tmp = tempfile::tempdir().unwrap();
     let repo = tmp.path().join("repo");
-    std::fs::create_dir_all(&repo).unwrap();
-    let git = |args: &[&str]| {
-        run_ok(
-            Command::new("git")
-                .arg("-C")
-                .arg(&repo)
-                .args([
-                    "-c",
-                    "user.name=Gate Way",
-                    "-c",
-                    "user.email=gw@example.invalid",
-                ])
-                .args(args),
-        )
-    };
-    git(&["init", "-q"]);
-    git(&[
-        "commit",
-        "-q",
-        "--allow-empty",
-        "-m",
-        "first gateway commit",
-    ]);
-    git(&[
-        "commit",
-        "-q",
-        "--allow-empty",
-        "-m",
-        "second gateway commit",
-    ]);
+    git_repo(&repo, &["first gateway commit", "second gateway commit"]);
 
     let bin = tmp.path().join("bin");
     std::fs::create_dir_all(&bin).unwrap();

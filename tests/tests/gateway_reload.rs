@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use wasmgate::gateway::{Gateway, GatewayOptions};
 use wasmgate::trust::TrustPolicy;
-use wasmgate_conformance::plugins_dir;
+use wasmgate_conformance::{git_repo, plugins_dir};
 
 /// Writes `<plugins>/<name>/plugin.yaml` whose server `<name>` runs a
 /// wrapper that logs its start to `<logs>/<name>.starts`. `extra` is
@@ -62,22 +62,7 @@ fn starts(logs: &Path, name: &str) -> Vec<u32> {
 /// A temp repository with one commit, "the only commit".
 fn temp_repo() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    for args in [
-        &["init", "-q", "-b", "main"][..],
-        &["commit", "-q", "--allow-empty", "-m", "the only commit"][..],
-    ] {
-        let out = std::process::Command::new("git")
-            .arg("-C")
-            .arg(dir.path())
-            .args(args)
-            .env("GIT_AUTHOR_NAME", "T")
-            .env("GIT_AUTHOR_EMAIL", "t@example.com")
-            .env("GIT_COMMITTER_NAME", "T")
-            .env("GIT_COMMITTER_EMAIL", "t@example.com")
-            .output()
-            .expect("git runs");
-        assert!(out.status.success(), "git {args:?}: {out:?}");
-    }
+    git_repo(dir.path(), &["the only commit"]);
     dir
 }
 

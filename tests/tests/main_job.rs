@@ -4,8 +4,10 @@
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use wasmgate_conformance::{plugins_dir, status_server, stdout_json, wasmgate_dev, workspace_root};
+use std::process::Output;
+use wasmgate_conformance::{
+    git, git_repo, plugins_dir, status_server, stdout_json, wasmgate_dev, workspace_root,
+};
 
 fn wasmgate(args: &[&str]) -> Output {
     wasmgate_dev()
@@ -106,26 +108,13 @@ fn call_returns_real_git_output() {
     let plugins = plugins_dir();
     let root = workspace_root();
     let repo = tempfile::tempdir().unwrap();
-    let git = |args: &[&str]| {
-        let out = Command::new("git")
-            .args(args)
-            .current_dir(repo.path())
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
-    git(&["init", "-q"]);
+    git_repo(repo.path(), &[]);
     std::fs::write(repo.path().join("a.txt"), "a").unwrap();
-    git(&["add", "a.txt"]);
-    git(&["commit", "-q", "-m", "a commit subject only git can know"]);
+    git(repo.path(), &["add", "a.txt"]);
+    git(
+        repo.path(),
+        &["commit", "-q", "-m", "a commit subject only git can know"],
+    );
 
     let args = serde_json::json!({"path": repo.path()}).to_string();
     let out = wasmgate(&[

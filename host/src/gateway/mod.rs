@@ -65,8 +65,11 @@
 
 mod handler;
 pub mod http;
+#[doc(hidden)]
 pub mod not_offered;
+#[doc(hidden)]
 pub mod passthrough;
+#[doc(hidden)]
 pub mod sampling;
 
 pub use handler::GatewayHandler;

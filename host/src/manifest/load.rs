@@ -143,7 +143,7 @@ fn quote_integer_at(text: &str, at: usize) -> Option<String> {
 }
 
 /// Rewrites yaml_serde's "invalid type: integer `N` as u128/i128" (a number
-/// too large for the value type) into "<path>: the integer N is out of range".
+/// too large for the value type) into "`<path>`: the integer N is out of range".
 fn out_of_range_integer(raw: &str) -> Option<String> {
     static RE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(

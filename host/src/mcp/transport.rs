@@ -27,7 +27,7 @@ pub const MIN_STDIO_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 const STDERR_TAIL_LINES: usize = 20;
 /// Longest stderr line kept or logged, in bytes; the rest of a longer line
 /// is skipped unread into memory and the line says how much was cut. The
-/// kept tail is then at most [`STDERR_TAIL_LINES`] × this (docs/security.md,
+/// kept tail is then at most `STDERR_TAIL_LINES` × this (docs/security.md,
 /// "MCP client bounds").
 pub const MAX_STDERR_LINE_BYTES: usize = 4096;
 /// How long a child that failed its handshake gets to exit before it is

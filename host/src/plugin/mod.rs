@@ -2,23 +2,7 @@
 //! and the host side of the `wasmgate:plugin@0.1.0` imports (`docs/design.md`,
 //! "The contract" and "Sandbox and limits"; `docs/security.md`).
 //!
-//! # Plugin folders
-//!
-//! [`PluginHost::load_dirs`] takes folders. In each folder, every `*.wasm`
-//! file directly inside is one plugin, and every subfolder's `*.wasm` files
-//! (one level down) are plugins too: `target/plugins/git/git.wasm` and
-//! `plugins/blender.wasm` both load. `${PLUGIN_DIR}` in a server's command,
-//! args and env is the folder holding the `.wasm` file, so a plugin can ship
-//! its MCP server binary beside its component. Files load in name order.
-//!
-//! # Sandbox
-//!
-//! One [`Engine`] with epoch interruption and a ticker thread; a fresh
-//! [`Store`] per call from a cached `InstancePre`, with an epoch deadline,
-//! a memory cap ([`StoreLimits`]) and bounded host-call data. WASI p2 is
-//! linked with nothing granted: no preopens, env, args or network; stdout
-//! and stderr are captured (bounded) and logged with the plugin's name.
-//! The `host` import reads files only inside the grant of a probe call.
+//! The sandbox itself is described on [`PluginHost`].
 
 mod cache;
 mod convert;
@@ -470,6 +454,24 @@ fn to_wit_os(os: OsFamily) -> wit::OsFamily {
 }
 
 /// The plugin host: one engine, one linker, the epoch ticker.
+///
+/// # Plugin folders
+///
+/// [`PluginHost::load_dirs`] takes folders. In each folder, every `*.wasm`
+/// file directly inside is one plugin, and every subfolder's `*.wasm` files
+/// (one level down) are plugins too: `target/plugins/git/git.wasm` and
+/// `plugins/blender.wasm` both load. `${PLUGIN_DIR}` in a server's command,
+/// args and env is the folder holding the `.wasm` file, so a plugin can ship
+/// its MCP server binary beside its component. Files load in name order.
+///
+/// # Sandbox
+///
+/// One [`Engine`] with epoch interruption and a ticker thread; a fresh
+/// [`Store`] per call from a cached `InstancePre`, with an epoch deadline,
+/// a memory cap ([`StoreLimits`]) and bounded host-call data. WASI p2 is
+/// linked with nothing granted: no preopens, env, args or network; stdout
+/// and stderr are captured (bounded) and logged with the plugin's name.
+/// The `host` import reads files only inside the grant of a probe call.
 pub struct PluginHost {
     engine: Engine,
     linker: Linker<StoreState>,
@@ -715,10 +717,13 @@ impl PluginHost {
     /// Runs one guest call in a fresh store with every limit set, flushes
     /// the guest's output to the log, and classifies a failure.
     ///
-    /// WASI's synchronous stdout/stderr block on a Tokio runtime of their
-    /// own, which panics on a thread that is already inside one (the CLI's
-    /// commands run `Host::load` there). A call made from such a thread
-    /// therefore runs on a scoped thread of its own.
+    /// WASI's synchronous bindings block on a Tokio runtime (the current
+    /// one when there is one), which panics on a thread that is driving
+    /// async tasks. So a call from inside a runtime is handed over once:
+    /// on a multi-thread runtime with `block_in_place` (a worker hands its
+    /// tasks on; a `spawn_blocking` thread, where `Host::load` runs in the
+    /// gateway, just runs it), and only on a current-thread runtime, which
+    /// cannot block in place, on a scoped thread of its own.
     fn call<R: Send>(
         &self,
         pre: &bindings::PluginPre<StoreState>,
@@ -728,8 +733,14 @@ impl PluginHost {
         which: GuestCall,
         f: impl FnOnce(&bindings::Plugin, &mut Store<StoreState>) -> wasmtime::Result<R> + Send,
     ) -> Result<R, CallFailure> {
-        if tokio::runtime::Handle::try_current().is_err() {
-            return self.call_here(pre, plugin, limits, grant, which, f);
+        match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
+            Err(_) => return self.call_here(pre, plugin, limits, grant, which, f),
+            Ok(tokio::runtime::RuntimeFlavor::MultiThread) => {
+                return tokio::task::block_in_place(|| {
+                    self.call_here(pre, plugin, limits, grant, which, f)
+                });
+            }
+            Ok(_) => {}
         }
         std::thread::scope(|scope| {
             scope

@@ -82,7 +82,7 @@ fn jsonc_options() -> jsonc_parser::ParseOptions {
 }
 
 /// Decodes VS Code's JSONC into the universal value type, keeping key
-/// order. The nesting is measured first ([`jsonc_depth`]) and refused past
+/// order. The nesting is measured first (`jsonc_depth`) and refused past
 /// [`crate::manifest::depth::MAX_DEPTH`], as for every JSON or YAML text
 /// (docs/security.md, "MCP client bounds"); the caller bounds the bytes.
 ///
