@@ -24,7 +24,8 @@
 //!   whole), [`CallError`], [`ConnectError`].
 //! - **The sandbox:** [`PluginHost`] with its limits ([`HostConfig`],
 //!   [`PluginLimits`]; `docs/security.md`, "Limits") and its load errors
-//!   ([`PluginLoadError`], [`LoadFailure`], [`CallFailure`]).
+//!   ([`PluginLoadError`], [`LoadFailure`], [`CallFailure`]); log lines
+//!   through [`RedactingStderr`] so no secret reaches a log.
 //! - **The machine:** the [`Platform`] trait, [`RealPlatform`] and
 //!   [`SimulatedHost`] (`docs/simulated-host.md`).
 //! - **The declaration model** (`docs/declarations.md`): [`Declaration`],
@@ -86,6 +87,7 @@ pub use host::{
     AvailabilityLine, Host, HostOptions, HostStatus, PluginRecord, ServerRecord, ServerStatusLine,
     SkillRecord, TrustLine,
 };
+pub use logging::RedactingStderr;
 pub use manifest::{ManifestError, ServerSpec, ToolFilter, Transport};
 pub use mcp::sampling::{SamplingFuture, SamplingProvider, SamplingRequest, SamplingResponse};
 pub use mcp::{

@@ -9,7 +9,7 @@
 //!
 //! ```no_run
 //! tracing_subscriber::fmt()
-//!     .with_writer(wasmgate::logging::RedactingStderr)
+//!     .with_writer(wasmgate::RedactingStderr)
 //!     .init();
 //! ```
 
