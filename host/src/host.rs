@@ -11,6 +11,7 @@ use crate::mcp::{
     self, CallError, CallResult, ClientOptions, ConnectionState, McpClient, ToolInfo,
 };
 use crate::platform::{GpuClass, Platform, RealPlatform, gpu_class};
+use crate::plugin::folders::PluginFolders;
 use crate::plugin::{HostConfig, LoadedPlugin, PluginHost};
 use crate::skills::{self, SkillGate};
 use crate::trust::lock::{LockEntry, ToolPin};
@@ -282,7 +283,7 @@ impl Host {
         }
         client.reserve_namespaces(reserved);
 
-        let (wasm_dirs, manifest_files) = scan_plugin_dirs(&options.plugin_dirs, &mut problems);
+        let found = scan_plugin_dirs(&options.plugin_dirs, &mut problems);
         let trust_store = match &options.trust {
             TrustPolicy::Dev => None,
             TrustPolicy::Lock(path) => Some(Arc::new(TrustStore::open(path.clone()))),
@@ -293,14 +294,17 @@ impl Host {
             pending: HashMap::new(),
         };
         let mut components = None;
-        if wasm_dirs_have_components(&wasm_dirs) {
+        for (dir, e) in &found.unreadable {
+            problems.push(format!("{}: cannot read: {e}", dir.display()));
+        }
+        if !found.components.is_empty() {
             let sandbox = HostConfig {
                 os: platform.os_family(),
                 ..options.sandbox.clone()
             };
             let plugin_host = PluginHost::new(sandbox)?;
             let mut accepted = Vec::new();
-            for loaded in plugin_host.load_dirs(&wasm_dirs) {
+            for loaded in plugin_host.load_files(&found.components) {
                 match loaded {
                     Ok(p) => {
                         let r = validate_component(&p, grants.clone());
@@ -332,7 +336,7 @@ impl Host {
             }
             components = Some(probe::Components::new(plugin_host, accepted));
         }
-        for file in manifest_files {
+        for file in found.manifests {
             let is_json = file.extension().is_some_and(|x| x == "json");
             let ctx = ManifestContext::for_plugin(
                 file.display().to_string(),
@@ -1306,59 +1310,24 @@ fn gate_skills(
     out
 }
 
-/// Splits plugin folders into component folders and manifest files
-/// (`plugin.yaml` / `plugin.json`).
-fn scan_plugin_dirs(dirs: &[PathBuf], problems: &mut Vec<String>) -> (Vec<PathBuf>, Vec<PathBuf>) {
-    let mut wasm_dirs = Vec::new();
-    let mut manifests = Vec::new();
-    for dir in dirs {
-        if !dir.is_dir() {
+/// The plugins in the plugin folders (one scan, `plugin::folders`); a
+/// path that is not a folder is a problem line.
+fn scan_plugin_dirs(dirs: &[PathBuf], problems: &mut Vec<String>) -> PluginFolders {
+    let folders: Vec<PathBuf> = dirs
+        .iter()
+        .filter(|dir| {
+            if dir.is_dir() {
+                return true;
+            }
             let what = if dir.exists() {
                 "is not a folder (--plugins takes folders of plugins)"
             } else {
                 "plugin folder not found"
             };
             problems.push(format!("{}: {what}", dir.display()));
-            continue;
-        }
-        wasm_dirs.push(dir.clone());
-        if let Some(direct) = manifest::manifest_file(dir) {
-            manifests.push(direct);
-        }
-        let Ok(rd) = std::fs::read_dir(dir) else {
-            continue;
-        };
-        let mut subs: Vec<PathBuf> = rd
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.is_dir())
-            .collect();
-        subs.sort();
-        for sub in subs {
-            // A folder with a component is a component plugin; its
-            // plugin.yaml (if any) is documentation, not a second plugin.
-            if !has_wasm(&sub)
-                && let Some(m) = manifest::manifest_file(&sub)
-            {
-                manifests.push(m);
-            }
-        }
-    }
-    (wasm_dirs, manifests)
-}
-
-fn has_wasm(dir: &Path) -> bool {
-    std::fs::read_dir(dir).is_ok_and(|rd| {
-        rd.filter_map(Result::ok)
-            .any(|e| e.path().extension().is_some_and(|x| x == "wasm"))
-    })
-}
-
-fn wasm_dirs_have_components(dirs: &[PathBuf]) -> bool {
-    dirs.iter().any(|d| {
-        has_wasm(d)
-            || std::fs::read_dir(d).is_ok_and(|rd| {
-                rd.filter_map(Result::ok)
-                    .any(|e| e.path().is_dir() && has_wasm(&e.path()))
-            })
-    })
+            false
+        })
+        .cloned()
+        .collect();
+    crate::plugin::folders::scan(&folders)
 }

@@ -72,6 +72,7 @@ pub mod platform;
 pub mod plugin;
 #[doc(hidden)]
 pub mod resolver;
+mod secret;
 mod skills;
 mod terminal;
 #[doc(hidden)]

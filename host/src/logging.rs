@@ -3,7 +3,7 @@
 //! `WWW-Authenticate` echo, reqwest a URL) — passes through the redactor
 //! before it is written: the literal secrets of every configured server
 //! ([`register_secrets`]), then the token shapes of
-//! [`crate::mcp::redact::redact_patterns`]. A line break inside one event
+//! [`crate::secret::redact_patterns`]. A line break inside one event
 //! is shown as `\n` (a server cannot forge log lines), and control
 //! characters other than the formatter's own colour codes are escaped.
 //!
@@ -16,7 +16,7 @@
 use std::io::Write;
 use std::sync::{LazyLock, RwLock};
 
-use crate::mcp::redact::{REDACTED, Redactor};
+use crate::secret::{REDACTED, Redactor};
 
 /// Most literal values remembered (a config cannot grow it without bound).
 const MAX_SECRETS: usize = 4096;
@@ -56,7 +56,7 @@ pub fn clean_line(raw: &str) -> String {
             }
         }
     }
-    let text = crate::mcp::redact::redact_patterns(&text);
+    let text = crate::secret::redact_patterns(&text);
     let mut out = String::with_capacity(text.len() + 1);
     let mut rest = text.as_str();
     // Bidi overrides too (a server name may hold one): they reorder what
@@ -91,8 +91,11 @@ fn sgr_len(s: &str) -> Option<usize> {
     (b.get(2 + n) == Some(&b'm')).then_some(3 + n)
 }
 
-/// A `tracing_subscriber` writer to stderr that cleans each event with
-/// [`clean_line`].
+/// A `tracing_subscriber` writer to stderr that cleans each event: the
+/// literal secrets of every configured server and the token shapes of
+/// `docs/mcp-client.md` §4 become `[REDACTED]`, a line break inside an
+/// event is shown as `\n`, and control characters are escaped
+/// (`docs/security.md`, "Redaction").
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RedactingStderr;
 

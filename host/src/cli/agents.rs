@@ -383,9 +383,8 @@ pub fn run_setup(args: &SetupArgs, plugins: &[PathBuf], config: Option<&Path>) -
     };
     // The diff's context lines show the neighbouring entries: their
     // secrets are redacted like every printed value (docs/mcp-client.md §4).
-    let redactor = crate::mcp::redact::Redactor::with_secrets(Vec::new(), value_secrets(&current));
-    let shown =
-        crate::mcp::redact::redact_patterns(&redactor.redact_secrets(&diff(&file, &text, &new)));
+    let redactor = crate::secret::Redactor::with_secrets(Vec::new(), value_secrets(&current));
+    let shown = crate::secret::redact_patterns(&redactor.redact_secrets(&diff(&file, &text, &new)));
     print!("{}", crate::terminal::text(&shown));
     if args.dry_run {
         println!("(dry run: {} not written)", file.display());
@@ -463,10 +462,10 @@ pub fn run_import(args: &ImportArgs, target: Option<PathBuf>, json: bool) -> u8 
     // query values) and the token shapes; the written file keeps the values the user's
     // own file had, so the servers still work.
     secrets.retain(|v| !v.contains("${"));
-    let redactor = crate::mcp::redact::Redactor::with_secrets(Vec::new(), secrets);
+    let redactor = crate::secret::Redactor::with_secrets(Vec::new(), secrets);
     let redact = |t: &str| {
         outside_refs(t, &|piece| {
-            crate::mcp::redact::redact_patterns(&redactor.redact_secrets(piece))
+            crate::secret::redact_patterns(&redactor.redact_secrets(piece))
         })
     };
     let shown = redact_value(&Value::Mapping(out.clone()), &redact);
@@ -566,7 +565,7 @@ fn merge_into(
     }
     // The context lines may show the target's other servers: their
     // secrets are redacted too.
-    let own = crate::mcp::redact::Redactor::with_secrets(Vec::new(), value_secrets(&current));
+    let own = crate::secret::Redactor::with_secrets(Vec::new(), value_secrets(&current));
     print!(
         "{}",
         crate::terminal::text(&redact(&own.redact_secrets(&diff(target, &before, &text))))
@@ -580,11 +579,11 @@ fn merge_into(
 
 /// The secrets an agent's or wasmgate's config file holds, to redact from
 /// what is printed of it: the string values under credential-named keys
-/// ([`crate::mcp::redact::is_credential_name`]) and in every `headers`
+/// ([`crate::secret::is_credential_name`]) and in every `headers`
 /// mapping, and the userinfo and query values of every URL — each also as
 /// JSON writes it (quotes and backslashes escaped).
 fn value_secrets(v: &Value) -> Vec<String> {
-    use crate::mcp::redact::{is_credential_name, url_secrets};
+    use crate::secret::{is_credential_name, url_secrets};
     fn walk(v: &Value, secret: bool, out: &mut Vec<String>) {
         match v {
             Value::String(s) => {
@@ -685,12 +684,12 @@ fn outside_refs(t: &str, f: &dyn Fn(&str) -> String) -> String {
 
 /// The values of `spec` that `import` must not print: what its `${VAR}`s
 /// stood for, the `env` and `headers` values whose name looks like a
-/// credential ([`crate::mcp::redact::is_credential_name`]; for
+/// credential ([`crate::secret::is_credential_name`]; for
 /// `Authorization: Bearer t` also `t`), and its URL's query values and
 /// userinfo. An ordinary header (`X-Region: us-east-1`) stays readable.
 fn printed_secrets(spec: &crate::manifest::ServerSpec) -> Vec<String> {
     use crate::manifest::Transport;
-    use crate::mcp::redact::{is_credential_name, url_secrets};
+    use crate::secret::{is_credential_name, url_secrets};
     let mut out = spec.secrets.clone();
     let mut named = |map: &std::collections::BTreeMap<String, String>| {
         for (k, v) in map {

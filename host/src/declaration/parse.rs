@@ -18,8 +18,8 @@ use super::model::{
     VersionKind,
 };
 use super::value::{
-    describe, did_you_mean, falsy_or_text, hint_for, is_falsy, key_text, quoted_list,
-    unknown_keys_message,
+    Fail, describe, did_you_mean, falsy_or_text, hint_for, is_falsy, key_text, must_be,
+    quoted_list, unknown_keys_message,
 };
 use std::fmt;
 use yaml_serde::{Mapping, Value};
@@ -92,8 +92,6 @@ pub struct ParseOptions {
     pub allow_custom_version: bool,
 }
 
-/// (field path, message) before the `where` label is attached.
-type Fail = (String, String);
 type R<T> = Result<T, Fail>;
 
 fn fail<T>(path: impl Into<String>, message: impl Into<String>) -> R<T> {
@@ -160,10 +158,7 @@ fn parse_app(server: &str, v: &Value, opts: ParseOptions) -> R<Option<Vec<AppDef
         Value::Null => return Ok(None),
         Value::Mapping(m) => m,
         other => {
-            return fail(
-                "app",
-                format!("must be a mapping (got {})", describe(other)),
-            );
+            return fail("app", must_be("a mapping", other));
         }
     };
     // Unknown OS keys are checked before emptiness.
@@ -226,7 +221,7 @@ fn check_keys(m: &Mapping, path: &str, allowed: &[&str]) -> R<()> {
 fn parse_os_block(server: &str, os: OsFamily, v: &Value, opts: ParseOptions) -> R<AppDef> {
     let p = format!("app.{os}");
     let Value::Mapping(m) = v else {
-        return fail(p, format!("must be a mapping (got {})", describe(v)));
+        return fail(p, must_be("a mapping", v));
     };
     check_keys(m, &p, &OS_BLOCK_KEYS)?;
 
@@ -289,7 +284,7 @@ fn parse_os_block(server: &str, os: OsFamily, v: &Value, opts: ParseOptions) -> 
         None => (VersionKind::None, String::new()),
         Some(v) if is_falsy(v) => (VersionKind::None, String::new()),
         Some(Value::Mapping(vm)) => parse_version(vm, os, presence, &vp, opts)?,
-        Some(other) => return fail(vp, format!("must be a mapping (got {})", describe(other))),
+        Some(other) => return fail(vp, must_be("a mapping", other)),
     };
 
     // 5. liveness
@@ -299,7 +294,7 @@ fn parse_os_block(server: &str, os: OsFamily, v: &Value, opts: ParseOptions) -> 
         Some(v) if is_falsy(v) => Liveness::None,
         Some(Value::Mapping(lm)) => parse_liveness(lm, os, &livp)?,
         Some(other) => {
-            return fail(livp, format!("must be a mapping (got {})", describe(other)));
+            return fail(livp, must_be("a mapping", other));
         }
     };
 
@@ -686,10 +681,7 @@ fn parse_requires(v: &Value, app: Option<&[AppDef]>) -> R<Requires> {
         Value::Null => return Ok(Requires::default()),
         Value::Mapping(m) => m,
         other => {
-            return fail(
-                "requires",
-                format!("must be a mapping (got {})", describe(other)),
-            );
+            return fail("requires", must_be("a mapping", other));
         }
     };
     check_keys(m, "requires", &REQUIRES_KEYS)?;

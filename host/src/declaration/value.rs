@@ -19,6 +19,18 @@ pub fn describe(v: &Value) -> &'static str {
     }
 }
 
+/// One problem found while validating, before the `where` label of its
+/// document is attached: (field path, message). Declarations, manifests
+/// and agents' config files all report through it.
+pub(crate) type Fail = (String, String);
+
+/// The message for a value of the wrong type: `must be <what> (got <type>)`,
+/// e.g. `must be a list of tool names (got a string)` (`docs/declarations.md`
+/// §2: every error names what was expected and what was found).
+pub fn must_be(what: &str, got: &Value) -> String {
+    format!("must be {what} (got {})", describe(got))
+}
+
 /// A mapping key as text for messages: strings as they are, anything else
 /// rendered as compact YAML (`1`, `[a]`), so a non-string key is reported,
 /// never a panic (decision 6).
@@ -202,7 +214,7 @@ pub fn echo_at(root: &Value, path: &str) -> Option<String> {
         }
         Value::Sequence(_) | Value::Mapping(_) => return None,
     };
-    let text = crate::mcp::redact::redact_patterns(&text);
+    let text = crate::secret::redact_patterns(&text);
     let cut: String = text.chars().take(ECHO_MAX_CHARS).collect();
     let more = if cut.len() < text.len() { "…" } else { "" };
     Some(match v {

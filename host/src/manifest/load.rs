@@ -8,8 +8,8 @@ use super::schema::{
     ManifestContext, ManifestError, ManifestResult, ServersResult, SkillSource,
     manifest_from_value, plugin_dir_of, server_from_value, servers_from_value,
 };
-use crate::declaration::value::{describe, unknown_keys_message};
-use std::io::Read;
+use crate::declaration::value::{Fail, describe, must_be, unknown_keys_message};
+use crate::platform::ReadError;
 use std::path::Path;
 use yaml_serde::{Mapping, Value};
 
@@ -35,21 +35,18 @@ fn read_bounded(path: &Path, limit: u64) -> Result<String, String> {
     let f = opts
         .open(path)
         .map_err(|e| format!("cannot be read: {e}"))?;
-    match f.metadata() {
-        Ok(m) if m.is_file() => {}
+    let len = match f.metadata() {
+        Ok(m) if m.is_file() => m.len(),
         Ok(m) if m.is_dir() => return Err("cannot be read: it is a folder".into()),
         Ok(_) => {
             return Err("is refused: it is not a regular file (a FIFO, socket or device)".into());
         }
         Err(e) => return Err(format!("cannot be read: {e}")),
-    }
-    let mut buf = Vec::new();
-    f.take(limit + 1)
-        .read_to_end(&mut buf)
-        .map_err(|e| format!("cannot be read: {e}"))?;
-    if buf.len() as u64 > limit {
-        return Err(format!("is larger than {limit} bytes"));
-    }
+    };
+    let buf = crate::platform::read_bounded(f, limit, len).map_err(|e| match e {
+        ReadError::TooLarge { .. } => format!("is larger than {limit} bytes"),
+        e => format!("cannot be read: {e}"),
+    })?;
     String::from_utf8(buf).map_err(|_| "is not UTF-8 text".to_string())
 }
 
@@ -394,7 +391,7 @@ pub fn load_config_in(
             r.errors.extend(errors);
             r
         }
-        other => return fail(format!("must be a mapping (got {})", describe(other))),
+        other => return fail(must_be("a mapping", other)),
     };
     if decoded.format != super::agents::Format::Wasmgate {
         // Servers refused while converting keep their place in the order.
@@ -465,10 +462,7 @@ pub fn load_plugin_json_with(path: &Path, ctx: &ManifestContext) -> ManifestResu
         Err(m) => return file_error(path, m),
     };
     let Value::Mapping(top) = &value else {
-        return file_error(
-            path,
-            format!("must be a JSON object (got {})", describe(&value)),
-        );
+        return file_error(path, must_be("a JSON object", &value));
     };
     let w = ctx.where_.clone();
     let mut errors: Vec<ManifestError> = Vec::new();
@@ -486,12 +480,7 @@ pub fn load_plugin_json_with(path: &Path, ctx: &ManifestContext) -> ManifestResu
     let (mcp_servers, servers_where): (Option<Mapping>, String) = match top.get("mcpServers") {
         Some(Value::Mapping(m)) => (Some(m.clone()), w.clone()),
         Some(other) => {
-            errors.push(err(
-                None,
-                &w,
-                "mcpServers",
-                format!("must be an object (got {})", describe(other)),
-            ));
+            errors.push(err(None, &w, "mcpServers", must_be("an object", other)));
             (None, w.clone())
         }
         // Any entry named mcp.json (a link, a FIFO) is read through the
@@ -504,22 +493,12 @@ pub fn load_plugin_json_with(path: &Path, ctx: &ManifestContext) -> ManifestResu
                     Some(Value::Mapping(s)) => (Some(s.clone()), mw),
                     None | Some(Value::Null) => (Some(Mapping::new()), mw),
                     Some(other) => {
-                        errors.push(err(
-                            None,
-                            &mw,
-                            "mcpServers",
-                            format!("must be an object (got {})", describe(other)),
-                        ));
+                        errors.push(err(None, &mw, "mcpServers", must_be("an object", other)));
                         (None, mw)
                     }
                 },
                 Ok(other) => {
-                    errors.push(err(
-                        None,
-                        &mw,
-                        "",
-                        format!("must be a JSON object (got {})", describe(&other)),
-                    ));
+                    errors.push(err(None, &mw, "", must_be("a JSON object", &other)));
                     (None, mw)
                 }
                 Err(m) => {
@@ -566,12 +545,7 @@ pub fn load_plugin_json_with(path: &Path, ctx: &ManifestContext) -> ManifestResu
                 ),
             )),
         },
-        Some(other) => errors.push(err(
-            None,
-            &w,
-            "extensions",
-            format!("must be an object (got {})", describe(other)),
-        )),
+        Some(other) => errors.push(err(None, &w, "extensions", must_be("an object", other))),
     }
     match ext_servers {
         None | Some(Value::Null) => {}
@@ -580,7 +554,7 @@ pub fn load_plugin_json_with(path: &Path, ctx: &ManifestContext) -> ManifestResu
             None,
             &ext_where,
             "servers",
-            format!("must be an object (got {})", describe(other)),
+            must_be("an object", other),
         )),
     }
 
@@ -603,10 +577,7 @@ pub fn load_plugin_json_with(path: &Path, ctx: &ManifestContext) -> ManifestResu
                     Some(&name),
                     &label,
                     "",
-                    format!(
-                        "the server entry must be an object (got {})",
-                        describe(other)
-                    ),
+                    format!("the server entry {}", must_be("an object", other)),
                 ));
                 continue;
             }
@@ -704,18 +675,13 @@ pub fn load_plugin_json_with(path: &Path, ctx: &ManifestContext) -> ManifestResu
     res
 }
 
-type Fail = (String, String);
-
 /// One `extensions[…].servers.<name>` entry → (`app`, `requires`) in the
 /// plugin.yaml schema, with a server-level `liveness` folded into `app`.
 fn extension_entry(d: &Value) -> Result<(Option<Value>, Option<Value>), Fail> {
     let Value::Mapping(m) = d else {
         return Err((
             String::new(),
-            format!(
-                "must be an object {{app, requires, liveness}} (got {})",
-                describe(d)
-            ),
+            must_be("an object {app, requires, liveness}", d),
         ));
     };
     if let Some(msg) = unknown_keys_message(m, &["app", "requires", "liveness"]) {
@@ -730,10 +696,7 @@ fn extension_entry(d: &Value) -> Result<(Option<Value>, Option<Value>), Fail> {
         return Err(("liveness".into(), "needs app or requires beside it".into()));
     }
     let Value::Mapping(lm) = liveness else {
-        return Err((
-            "liveness".into(),
-            format!("must be an object (got {})", describe(liveness)),
-        ));
+        return Err(("liveness".into(), must_be("an object", liveness)));
     };
     let kind = lm.get("kind").and_then(Value::as_str).unwrap_or("static");
     match kind {
@@ -783,10 +746,7 @@ fn extension_entry(d: &Value) -> Result<(Option<Value>, Option<Value>), Fail> {
                     }
                 }
                 Some(other) => {
-                    return Err((
-                        "liveness.fields".into(),
-                        format!("must be an object (got {})", describe(other)),
-                    ));
+                    return Err(("liveness.fields".into(), must_be("an object", other)));
                 }
             }
             // Fold into every OS block; the parser then checks the result.

@@ -1,7 +1,7 @@
 //! Numbers in manifests (`docs/mcp-client.md` §1): a quoted number is read
 //! as a number (`"120"` → 120); anything else that is not a number is an error.
 
-use crate::declaration::value::describe;
+use crate::declaration::value::must_be;
 use std::time::Duration;
 use yaml_serde::Value;
 
@@ -17,10 +17,7 @@ pub fn parse_seconds(v: &Value) -> Result<Duration, String> {
         Value::Number(n) => n.as_f64(),
         Value::String(s) => plain_decimal(s.trim()),
         other => {
-            return Err(format!(
-                "must be a number of seconds (got {})",
-                describe(other)
-            ));
+            return Err(must_be("a number of seconds", other));
         }
     };
     let Some(f) = f.filter(|f| f.is_finite()) else {
@@ -62,10 +59,7 @@ pub fn parse_uint(v: &Value) -> Result<u64, String> {
             }
         }
         other => {
-            return Err(format!(
-                "must be a non-negative integer (got {})",
-                describe(other)
-            ));
+            return Err(must_be("a non-negative integer", other));
         }
     };
     n.ok_or_else(|| "must be a non-negative integer".into())

@@ -129,7 +129,7 @@ pub fn server_out(s: &ServerSpec) -> ServerOut<'_> {
             command,
             args: args
                 .iter()
-                .map(|a| crate::mcp::redact::redact_patterns(a))
+                .map(|a| crate::secret::redact_patterns(a))
                 .collect(),
             env: redacted(env),
             env_passthrough,

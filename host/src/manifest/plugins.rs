@@ -13,7 +13,7 @@
 //! (`<config>: plugins.<name>.<key> …`) and grants only its valid names.
 
 use super::schema::ManifestError;
-use crate::declaration::value::{describe, key_text, unknown_keys_message};
+use crate::declaration::value::{key_text, must_be, unknown_keys_message};
 use std::collections::BTreeMap;
 use yaml_serde::Value;
 
@@ -81,7 +81,7 @@ fn string_list(
         other => {
             err(
                 at.to_string(),
-                format!("must be a list of {list_what} (got {})", describe(other)),
+                must_be(&format!("a list of {list_what}"), other),
             );
             return Vec::new();
         }
@@ -98,10 +98,7 @@ fn string_list(
                 format!("{at}[{i}]"),
                 format!("must be {what} (got '{}')", s.escape_debug()),
             ),
-            o => err(
-                format!("{at}[{i}]"),
-                format!("must be {what} (got {})", describe(o)),
-            ),
+            o => err(format!("{at}[{i}]"), must_be(what, o)),
         }
     }
     out
@@ -125,10 +122,7 @@ pub fn plugins_from_value(v: Option<&Value>, where_: &str) -> (PluginsConfig, Ve
         Some(other) => {
             errors.push(mk(
                 "plugins".into(),
-                format!(
-                    "must be a mapping of plugin name to settings (got {})",
-                    describe(other)
-                ),
+                must_be("a mapping of plugin name to settings", other),
             ));
             return (out, errors);
         }
@@ -181,10 +175,7 @@ pub fn plugins_from_value(v: Option<&Value>, where_: &str) -> (PluginsConfig, Ve
             }
             other => err(
                 at.clone(),
-                format!(
-                    "must be a mapping {{env_grants, trusted_keys}} (got {})",
-                    describe(other)
-                ),
+                must_be("a mapping {env_grants, trusted_keys}", other),
             ),
         }
         settings.has_errors = !entry_errors.is_empty();

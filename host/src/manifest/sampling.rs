@@ -2,7 +2,7 @@
 //! at load time, kept as a [`SamplingPolicy`] for the MCP client.
 
 use super::num::{parse_seconds, parse_uint};
-use crate::declaration::value::{describe, unknown_keys_message};
+use crate::declaration::value::{must_be, unknown_keys_message};
 use std::time::Duration;
 use yaml_serde::Value;
 
@@ -118,16 +118,13 @@ fn set_key(
         "enabled" => match v {
             Value::Bool(b) => p.enabled = *b,
             o => {
-                return Err((path, format!("must be a boolean (got {})", describe(o))));
+                return Err((path, must_be("a boolean", o)));
             }
         },
         "model" => match v {
             Value::String(s) if !s.trim().is_empty() => p.model = Some(s.trim().to_string()),
             o => {
-                return Err((
-                    path,
-                    format!("must be a non-empty string (got {})", describe(o)),
-                ));
+                return Err((path, must_be("a non-empty string", o)));
             }
         },
         "max_tokens_cap" => p.max_tokens_cap = u32_field(v, 1, &path)?,
@@ -136,20 +133,14 @@ fn set_key(
         "max_tool_rounds" => p.max_tool_rounds = u32_field(v, 0, &path)?,
         "allowed_models" => {
             let Value::Sequence(items) = v else {
-                return Err((
-                    path,
-                    format!("must be a list of model names (got {})", describe(v)),
-                ));
+                return Err((path, must_be("a list of model names", v)));
             };
             let mut out = Vec::with_capacity(items.len());
             for (i, it) in items.iter().enumerate() {
                 match it {
                     Value::String(s) if !s.trim().is_empty() => out.push(s.trim().to_string()),
                     o => {
-                        return Err((
-                            format!("{path}[{i}]"),
-                            format!("must be a non-empty string (got {})", describe(o)),
-                        ));
+                        return Err((format!("{path}[{i}]"), must_be("a non-empty string", o)));
                     }
                 }
             }
@@ -182,10 +173,7 @@ pub fn parse_sampling(v: Option<&Value>) -> Result<SamplingPolicy, Vec<(String, 
         None | Some(Value::Null) => return Ok(p),
         Some(Value::Mapping(m)) => m,
         Some(other) => {
-            return Err(vec![(
-                "sampling".into(),
-                format!("must be a mapping (got {})", describe(other)),
-            )]);
+            return Err(vec![("sampling".into(), must_be("a mapping", other))]);
         }
     };
     let mut bad = Vec::new();

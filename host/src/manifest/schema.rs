@@ -24,7 +24,9 @@ use super::plugins::PluginsConfig;
 use super::sampling::{SamplingPolicy, parse_sampling};
 use super::server::{ServerSpec, ToolFilter, Transport};
 use crate::declaration::parse::relative_name;
-use crate::declaration::value::{describe, did_you_mean, scalar_text, unknown_keys_message};
+use crate::declaration::value::{
+    Fail, describe, did_you_mean, must_be, scalar_text, unknown_keys_message,
+};
 use crate::declaration::{
     Declaration, DeclarationError, Liveness, ParseOptions, parse_declaration,
 };
@@ -284,7 +286,7 @@ pub fn manifest_from_value(value: &Value, ctx: &ManifestContext) -> ManifestResu
             w,
             None,
             "",
-            format!("the manifest must be a mapping (got {})", describe(value)),
+            format!("the manifest {}", must_be("a mapping", value)),
         ));
         return out;
     };
@@ -451,7 +453,7 @@ fn skills_from_value(
                 w,
                 None,
                 "skills",
-                format!("must be a list (got {})", describe(other)),
+                must_be("a list", other),
             ));
             return Vec::new();
         }
@@ -510,10 +512,7 @@ fn skills_from_value(
                 w,
                 None,
                 &p,
-                format!(
-                    "must be a path or a mapping {{name, markdown}} (got {})",
-                    describe(other)
-                ),
+                must_be("a path or a mapping {name, markdown}", other),
             )),
         }
     }
@@ -536,10 +535,7 @@ pub fn servers_from_value(
                 &ctx.where_,
                 None,
                 "mcp_servers",
-                format!(
-                    "must be a mapping of server name to entry (got {})",
-                    describe(other)
-                ),
+                must_be("a mapping of server name to entry", other),
             ));
             return out;
         }
@@ -632,10 +628,7 @@ pub fn server_from_value(
     let Value::Mapping(m) = entry else {
         return Err(vec![err(
             "",
-            format!(
-                "the server entry must be a mapping (got {})",
-                describe(entry)
-            ),
+            format!("the server entry {}", must_be("a mapping", entry)),
         )]);
     };
     let mut errs: Vec<ManifestError> = Vec::new();
@@ -828,8 +821,6 @@ pub fn server_from_value(
     }
 }
 
-type Fail = (String, String);
-
 /// `command`, `args`, `env`, `env_passthrough` of a stdio server; `None`
 /// when any of them is bad (each problem pushed to `bad`).
 fn stdio_transport(
@@ -860,10 +851,7 @@ fn stdio_transport(
         }
         Some(Value::String(s)) if !s.trim().is_empty() => with_dir(s.trim()),
         Some(o) => {
-            bad.push((
-                "command".into(),
-                format!("must be a non-empty string (got {})", describe(o)),
-            ));
+            bad.push(("command".into(), must_be("a non-empty string", o)));
             String::new()
         }
         None => {
@@ -883,15 +871,12 @@ fn stdio_transport(
                     Some(t) => args.push(with_dir(&t)),
                     None => bad.push((
                         format!("args[{i}]"),
-                        format!("must be a string, number or boolean (got {})", describe(it)),
+                        must_be("a string, number or boolean", it),
                     )),
                 }
             }
         }
-        Some(o) => bad.push((
-            "args".into(),
-            format!("must be a list (got {})", describe(o)),
-        )),
+        Some(o) => bad.push(("args".into(), must_be("a list", o))),
     }
     let env = string_map(
         get("env"),
@@ -928,15 +913,12 @@ fn stdio_transport(
                     Value::String(s) if is_env_name(s) => env_passthrough.push(s.clone()),
                     o => bad.push((
                         format!("env_passthrough[{i}]"),
-                        format!("must be an environment variable name (got {})", describe(o)),
+                        must_be("an environment variable name", o),
                     )),
                 }
             }
         }
-        Some(o) => bad.push((
-            "env_passthrough".into(),
-            format!("must be a list of names (got {})", describe(o)),
-        )),
+        Some(o) => bad.push(("env_passthrough".into(), must_be("a list of names", o))),
     }
     (bad.len() == before).then_some(Transport::Stdio {
         command,
@@ -970,10 +952,7 @@ fn parse_oauth(
         }
         Some(Value::String(s)) if s == "oauth" => {}
         Some(o) => {
-            bad.push((
-                "auth".into(),
-                format!("must be oauth (got {})", describe(o)),
-            ));
+            bad.push(("auth".into(), must_be("oauth", o)));
             return None;
         }
     }
@@ -986,10 +965,7 @@ fn parse_oauth(
         return Some(cfg);
     };
     let Value::Mapping(b) = block else {
-        bad.push((
-            "oauth".into(),
-            format!("must be a mapping (got {})", describe(block)),
-        ));
+        bad.push(("oauth".into(), must_be("a mapping", block)));
         return None;
     };
     const KEYS: [&str; 5] = [
@@ -1009,10 +985,7 @@ fn parse_oauth(
             Some(s.trim().to_string())
         }
         Some(o) => {
-            bad.push((
-                format!("oauth.{key}"),
-                format!("must be a non-empty string (got {})", describe(o)),
-            ));
+            bad.push((format!("oauth.{key}"), must_be("a non-empty string", o)));
             None
         }
     };
@@ -1049,17 +1022,14 @@ fn parse_oauth(
                     }
                     o => bad.push((
                         format!("oauth.scopes[{i}]"),
-                        format!("must be a scope name without spaces (got {})", describe(o)),
+                        must_be("a scope name without spaces", o),
                     )),
                 }
             }
         }
         Some(o) => bad.push((
             "oauth.scopes".into(),
-            format!(
-                "must be a list of at most 64 scope names (got {})",
-                describe(o)
-            ),
+            must_be("a list of at most 64 scope names", o),
         )),
     }
     if let Some(u) = text("client_metadata_url", bad) {
@@ -1112,10 +1082,7 @@ fn http_transport(
             }
         },
         Some(o) => {
-            bad.push((
-                "url".into(),
-                format!("must be a string (got {})", describe(o)),
-            ));
+            bad.push(("url".into(), must_be("a string", o)));
             String::new()
         }
         None => {
@@ -1191,7 +1158,7 @@ fn check_http_url(s: &str) -> Result<(), String> {
         // value (`?sig=` is a credential too).
         return Err(format!(
             "must not carry a user name or password; send credentials in headers (Authorization) and write the URL as {}",
-            crate::mcp::redact::display_url(u.as_str())
+            crate::secret::display_url(u.as_str())
         ));
     }
     if u.host_str().is_none_or(str::is_empty) {
@@ -1224,10 +1191,7 @@ fn string_map(
         None => return out,
         Some(Value::Mapping(m)) => m,
         Some(o) => {
-            bad.push((
-                field.to_string(),
-                format!("must be a mapping (got {})", describe(o)),
-            ));
+            bad.push((field.to_string(), must_be("a mapping", o)));
             return out;
         }
     };
@@ -1250,13 +1214,7 @@ fn string_map(
         };
         let p = format!("{field}.{key}");
         let Some(text) = scalar_text(val) else {
-            bad.push((
-                p,
-                format!(
-                    "must be a string, number or boolean (got {})",
-                    describe(val)
-                ),
-            ));
+            bad.push((p, must_be("a string, number or boolean", val)));
             continue;
         };
         let mut refused: Option<String> = None;
@@ -1392,13 +1350,7 @@ fn parse_tools(v: Option<&Value>, bad: &mut Vec<Fail>) -> ToolFilter {
         None => return ToolFilter::default(),
         Some(Value::Mapping(m)) => m,
         Some(o) => {
-            bad.push((
-                "tools".into(),
-                format!(
-                    "must be a mapping {{include, exclude}} (got {})",
-                    describe(o)
-                ),
-            ));
+            bad.push(("tools".into(), must_be("a mapping {include, exclude}", o)));
             return ToolFilter::default();
         }
     };
@@ -1416,7 +1368,7 @@ fn parse_tools(v: Option<&Value>, bad: &mut Vec<Fail>) -> ToolFilter {
                         Value::String(s) if !s.is_empty() => out.push(s.clone()),
                         o => bad.push((
                             format!("tools.{key}[{i}]"),
-                            format!("must be a tool name or glob (got {})", describe(o)),
+                            must_be("a tool name or glob", o),
                         )),
                     }
                 }
@@ -1425,10 +1377,7 @@ fn parse_tools(v: Option<&Value>, bad: &mut Vec<Fail>) -> ToolFilter {
             Some(o) => {
                 bad.push((
                     format!("tools.{key}"),
-                    format!(
-                        "must be a list of tool names or globs (got {})",
-                        describe(o)
-                    ),
+                    must_be("a list of tool names or globs", o),
                 ));
                 None
             }

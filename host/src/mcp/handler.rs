@@ -20,8 +20,8 @@ use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 
 use super::Inner;
-use super::redact::Redactor;
 use super::sampling::{self, SamplingDenied, SamplingRequest, SamplingSetup};
+use crate::secret::Redactor;
 
 /// Longest server log message forwarded, in characters.
 const MAX_LOG_CHARS: usize = 2000;

@@ -29,7 +29,6 @@ pub(crate) mod line_transport;
 pub mod naming;
 pub mod oauth;
 mod peers;
-pub mod redact;
 pub mod sampling;
 pub mod transport;
 
@@ -48,9 +47,9 @@ use rmcp::service::{Peer, PeerRequestOptions, RunningServiceCancellationToken};
 use serde::Serialize;
 
 use crate::manifest::server::{ServerSpec, Transport};
+use crate::secret::Redactor;
 use handler::Handler;
 pub use naming::Collision;
-use redact::Redactor;
 pub use transport::ConnectError;
 use transport::{ChildGuard, SHUTDOWN_GRACE};
 

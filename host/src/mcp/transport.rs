@@ -17,8 +17,8 @@ use tokio::io::AsyncBufReadExt;
 
 use super::env::child_env_from_host;
 use super::handler::Handler;
-use super::redact::Redactor;
 use crate::manifest::server::{ServerSpec, Transport};
+use crate::secret::Redactor;
 
 /// Smallest limit for one stdio message from a server, in bytes (a larger
 /// result is read whole, then cut to `max_result_bytes`).

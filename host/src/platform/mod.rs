@@ -206,3 +206,22 @@ pub trait Platform: Send + Sync {
         None
     }
 }
+
+/// Reads at most `max_bytes` bytes; a longer file is refused. `len_hint`:
+/// the file's length as its metadata says (bytes), so the buffer is sized
+/// once and the read takes one call plus the end-of-file check.
+pub(crate) fn read_bounded<R: Read>(
+    r: R,
+    max_bytes: u64,
+    len_hint: u64,
+) -> Result<Vec<u8>, ReadError> {
+    let cap = len_hint.min(max_bytes).saturating_add(1);
+    let mut buf = Vec::with_capacity(usize::try_from(cap).unwrap_or(0));
+    r.take(max_bytes.saturating_add(1))
+        .read_to_end(&mut buf)
+        .map_err(ReadError::Io)?;
+    if buf.len() as u64 > max_bytes {
+        return Err(ReadError::TooLarge { limit: max_bytes });
+    }
+    Ok(buf)
+}

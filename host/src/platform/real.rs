@@ -1,6 +1,6 @@
 //! This machine, seen through the [`Platform`] trait (`cfg` per OS).
 
-use super::simulated::read_bounded;
+use super::read_bounded;
 use super::{DisplayAdapter, FileKind, GpuCache, Platform, ReadError, ReadSeek, UninstallEntry};
 use crate::declaration::OsFamily;
 use std::fs;

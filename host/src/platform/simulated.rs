@@ -11,7 +11,7 @@
 
 use super::{
     DisplayAdapter, FileKind, GpuCache, GpuClass, Hive, Platform, ReadError, ReadSeek,
-    UninstallEntry,
+    UninstallEntry, read_bounded,
 };
 use crate::declaration::OsFamily;
 use cap_std::fs::Dir;
@@ -19,7 +19,7 @@ use serde::Deserialize;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::fs;
-use std::io::{self, Read};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -949,25 +949,6 @@ fn exec_bit(_m: &cap_std::fs::Metadata) -> bool {
     // A simulated POSIX host laid out on a Windows file system has no
     // execute bits to read; treat regular files as executable.
     true
-}
-
-/// Reads at most `max_bytes` bytes; a longer file is refused. `len_hint`:
-/// the file's length as its metadata says (bytes), so the buffer is sized
-/// once and the read takes one call plus the end-of-file check.
-pub(super) fn read_bounded<R: Read>(
-    r: R,
-    max_bytes: u64,
-    len_hint: u64,
-) -> Result<Vec<u8>, ReadError> {
-    let cap = len_hint.min(max_bytes).saturating_add(1);
-    let mut buf = Vec::with_capacity(usize::try_from(cap).unwrap_or(0));
-    r.take(max_bytes.saturating_add(1))
-        .read_to_end(&mut buf)
-        .map_err(ReadError::Io)?;
-    if buf.len() as u64 > max_bytes {
-        return Err(ReadError::TooLarge { limit: max_bytes });
-    }
-    Ok(buf)
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 mod cache;
 mod convert;
 mod engine;
+pub(crate) mod folders;
 mod grant;
 mod output;
 
@@ -505,21 +506,31 @@ impl PluginHost {
         &self.config
     }
 
-    /// Loads every plugin component in `dirs` (see the module docs for the
-    /// folder layout), in folder order then file-name order. A file that
+    /// Loads every plugin component in `dirs` (the layout: "Plugin folders"
+    /// above), in folder order then file-name order. A file that
     /// fails gives a [`PluginLoadError`] naming it; the others still load.
     pub fn load_dirs(&self, dirs: &[PathBuf]) -> Vec<Result<LoadedPlugin, PluginLoadError>> {
-        let mut files = Vec::new();
-        let mut out = Vec::new();
-        for dir in dirs {
-            match component_files(dir) {
-                Ok(f) => files.extend(f),
-                Err(e) => out.push(Err(PluginLoadError {
-                    file: dir.clone(),
+        let found = folders::scan(dirs);
+        let mut out: Vec<_> = found
+            .unreadable
+            .into_iter()
+            .map(|(dir, e)| {
+                Err(PluginLoadError {
+                    file: dir,
                     reason: LoadFailure::Io(e.to_string()),
-                })),
-            }
-        }
+                })
+            })
+            .collect();
+        out.extend(self.load_files(&found.components));
+        out
+    }
+
+    /// Loads `files` (component file, its `${PLUGIN_DIR}`), in order.
+    pub(crate) fn load_files(
+        &self,
+        files: &[(PathBuf, PathBuf)],
+    ) -> Vec<Result<LoadedPlugin, PluginLoadError>> {
+        let mut out = Vec::with_capacity(files.len());
         // Compiling is the slow part: one thread per file, at most the
         // machine's parallelism at a time.
         let width = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -957,43 +968,6 @@ fn manifest_bytes(m: &wit::Manifest) -> usize {
         }
     }
     n
-}
-
-/// The `.wasm` files of one plugin folder with their `${PLUGIN_DIR}`:
-/// files directly in `dir`, then each subfolder's, all in name order.
-fn component_files(dir: &Path) -> std::io::Result<Vec<(PathBuf, PathBuf)>> {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
-    entries.sort();
-    // Any entry named `*.wasm` but a folder, not following links: a link
-    // or FIFO is then refused by name by the loader, not skipped silently.
-    let is_wasm = |p: &Path| {
-        p.extension().is_some_and(|e| e == "wasm")
-            && std::fs::symlink_metadata(p).is_ok_and(|m| !m.is_dir())
-    };
-    let mut out = Vec::new();
-    for p in &entries {
-        if is_wasm(p) {
-            out.push((p.clone(), dir.to_path_buf()));
-        }
-    }
-    for p in &entries {
-        if p.is_dir() {
-            let Ok(rd) = std::fs::read_dir(p) else {
-                continue;
-            };
-            let mut inner: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
-            inner.sort();
-            out.extend(
-                inner
-                    .into_iter()
-                    .filter(|f| is_wasm(f))
-                    .map(|f| (f, p.clone())),
-            );
-        }
-    }
-    Ok(out)
 }
 
 #[cfg(test)]

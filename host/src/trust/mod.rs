@@ -216,7 +216,7 @@ pub fn tool_changes(
 
 fn cut(s: &str) -> String {
     const MAX: usize = 200;
-    let s = crate::mcp::redact::redact_patterns(s);
+    let s = crate::secret::redact_patterns(s);
     if s.chars().count() <= MAX {
         return s;
     }

@@ -154,7 +154,7 @@ pub fn server_surface(s: &ServerSpec) -> ServerSurface {
         }
         (Transport::Http { url, headers }, _) => {
             surface.transport = "http".into();
-            surface.url = Some(crate::mcp::redact::redact_patterns(url));
+            surface.url = Some(crate::secret::redact_patterns(url));
             surface.header_names = headers.keys().cloned().collect();
             feed(url);
             headers.iter().for_each(|(k, v)| {

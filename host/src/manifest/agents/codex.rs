@@ -18,7 +18,7 @@
 //! Other top-level tables of the file belong to Codex and are ignored.
 
 use super::{Builder, Decoded, Fail, Format, copy, entries, entry_mapping, refuse_keys};
-use crate::declaration::value::describe;
+use crate::declaration::value::must_be;
 use crate::manifest::schema::ManifestContext;
 use yaml_serde::{Mapping, Value};
 
@@ -121,7 +121,7 @@ fn convert(m: &Mapping) -> Result<Mapping, Vec<Fail>> {
         }
         (None, Some(o)) => fails.push((
             "startup_timeout_ms".into(),
-            format!("must be a number of milliseconds (got {})", describe(o)),
+            must_be("a number of milliseconds", o),
         )),
         (None, None) => {}
     }
@@ -129,10 +129,7 @@ fn convert(m: &Mapping) -> Result<Mapping, Vec<Fail>> {
     match m.get("http_headers") {
         None => {}
         Some(Value::Mapping(h)) => headers.extend(h.clone()),
-        Some(o) => fails.push((
-            "http_headers".into(),
-            format!("must be a table (got {})", describe(o)),
-        )),
+        Some(o) => fails.push(("http_headers".into(), must_be("a table", o))),
     }
     match m.get("env_http_headers") {
         None => {}
@@ -145,15 +142,12 @@ fn convert(m: &Mapping) -> Result<Mapping, Vec<Fail>> {
                     }
                     _ => fails.push((
                         format!("env_http_headers.{key}"),
-                        format!("must be an environment variable name (got {})", describe(v)),
+                        must_be("an environment variable name", v),
                     )),
                 }
             }
         }
-        Some(o) => fails.push((
-            "env_http_headers".into(),
-            format!("must be a table (got {})", describe(o)),
-        )),
+        Some(o) => fails.push(("env_http_headers".into(), must_be("a table", o))),
     }
     match m.get("bearer_token_env_var") {
         None => {}
@@ -174,7 +168,7 @@ fn convert(m: &Mapping) -> Result<Mapping, Vec<Fail>> {
         }
         Some(o) => fails.push((
             "bearer_token_env_var".into(),
-            format!("must be an environment variable name (got {})", describe(o)),
+            must_be("an environment variable name", o),
         )),
     }
     if !headers.is_empty() {
@@ -185,10 +179,7 @@ fn convert(m: &Mapping) -> Result<Mapping, Vec<Fail>> {
             None => None,
             Some(Value::Sequence(s)) => Some(s.clone()),
             Some(o) => {
-                fails.push((
-                    k.to_string(),
-                    format!("must be a list of tool names (got {})", describe(o)),
-                ));
+                fails.push((k.to_string(), must_be("a list of tool names", o)));
                 None
             }
         }

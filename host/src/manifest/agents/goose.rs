@@ -17,7 +17,7 @@
 //! keys (`GOOSE_PROVIDER`, …) belong to Goose and are ignored.
 
 use super::{Builder, Decoded, Fail, Format, copy, entries, entry_mapping, refuse_keys};
-use crate::declaration::value::describe;
+use crate::declaration::value::must_be;
 use crate::manifest::schema::ManifestContext;
 use yaml_serde::{Mapping, Value};
 
@@ -83,10 +83,7 @@ fn convert(m: &Mapping) -> Result<Mapping, Vec<Fail>> {
         )),
     }
     if let Some(t) = m.get("type").filter(|t| !t.is_string()) {
-        fails.push((
-            "type".into(),
-            format!("must be a string (got {})", describe(t)),
-        ));
+        fails.push(("type".into(), must_be("a string", t)));
     }
     copy(m, "cmd", &mut out, "command");
     copy(m, "args", &mut out, "args");
@@ -105,10 +102,7 @@ fn convert(m: &Mapping) -> Result<Mapping, Vec<Fail>> {
             tools.insert("include".into(), Value::Sequence(s.clone()));
             out.insert("tools".into(), Value::Mapping(tools));
         }
-        Some(o) => fails.push((
-            "available_tools".into(),
-            format!("must be a list of tool names (got {})", describe(o)),
-        )),
+        Some(o) => fails.push(("available_tools".into(), must_be("a list of tool names", o))),
     }
     if fails.is_empty() {
         Ok(out)

@@ -10,7 +10,7 @@
 //! by name.
 
 use super::{Builder, Decoded, Fail, Format, Places, entries, entry_mapping, refuse_keys};
-use crate::declaration::value::{describe, scalar_text};
+use crate::declaration::value::{describe, must_be, scalar_text};
 use crate::manifest::schema::ManifestContext;
 use std::path::Path;
 use yaml_serde::{Mapping, Value};
@@ -70,7 +70,7 @@ pub fn decode(top: &Mapping, ctx: &ManifestContext, places: &Places) -> Decoded 
             &ctx.where_,
             None,
             "mcpServers",
-            format!("must be an object (got {})", describe(other)),
+            must_be("an object", other),
         )),
     }
     if let (Some(Value::Mapping(projects)), Some(cwd)) = (top.get("projects"), &places.cwd) {
@@ -145,10 +145,7 @@ pub(crate) fn convert_with(
         Some(Value::Bool(d)) => {
             out.insert("enabled".into(), Value::Bool(!d));
         }
-        Some(o) => fails.push((
-            "disabled".into(),
-            format!("must be a boolean (got {})", describe(o)),
-        )),
+        Some(o) => fails.push(("disabled".into(), must_be("a boolean", o))),
     }
     if let Some(v) = m.get("envFile").filter(|v| !v.is_null()) {
         match env_file(v, ctx, places) {
@@ -262,7 +259,7 @@ fn env_file(
     places: &Places,
 ) -> Result<Vec<(String, String)>, String> {
     let Some(s) = scalar_text(v).filter(|s| !s.trim().is_empty()) else {
-        return Err(format!("must be a file path (got {})", describe(v)));
+        return Err(must_be("a file path", v));
     };
     let s = super::vars::expand(&s, places, Some(&ctx.env))?;
     let path = ctx.plugin_dir.join(&s);

@@ -18,7 +18,8 @@ pub mod vars;
 pub mod vscode;
 
 use super::schema::{ManifestContext, ManifestError};
-use crate::declaration::value::{describe, key_text};
+pub(crate) use crate::declaration::value::Fail;
+use crate::declaration::value::{key_text, must_be};
 use std::path::{Path, PathBuf};
 use yaml_serde::{Mapping, Value};
 
@@ -181,7 +182,7 @@ pub fn decode_config(
     let Value::Mapping(top) = &value else {
         return match value {
             Value::Null => Ok(wasmgate(Value::Null)),
-            other => Err(format!("must be a mapping (got {})", describe(&other))),
+            other => Err(must_be("a mapping", &other)),
         };
     };
     if top.contains_key("mcp_servers") || top.contains_key("plugins") {
@@ -253,19 +254,13 @@ impl Builder {
     }
 }
 
-/// One problem: (field path, message).
-pub(crate) type Fail = (String, String);
-
 /// The entry of server `name` as a mapping, or its one problem.
 pub(crate) fn entry_mapping(entry: &Value) -> Result<&Mapping, Vec<Fail>> {
     match entry {
         Value::Mapping(m) => Ok(m),
         other => Err(vec![(
             String::new(),
-            format!(
-                "the server entry must be an object (got {})",
-                describe(other)
-            ),
+            format!("the server entry {}", must_be("an object", other)),
         )]),
     }
 }

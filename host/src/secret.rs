@@ -1,4 +1,6 @@
-//! Credential redaction (`docs/mcp-client.md` §4).
+//! Credential redaction (`docs/mcp-client.md` §4): every text that may carry
+//! a secret — MCP errors, status, log lines, manifest and config problems,
+//! agents' config files — passes here before it is cut or printed.
 //!
 //! Error texts, status and log lines go through [`Redactor::redact`]: the
 //! literal values of the server's own `env` and `headers`, `Authorization`
@@ -235,8 +237,9 @@ fn replace_all(text: &str, literals: &[String]) -> String {
 
 impl Redactor {
     /// A redactor for the given literal values, all of them secrets
-    /// (values shorter than [`MIN_LITERAL_LEN`] are ignored).
-    pub fn new(literals: impl IntoIterator<Item = String>) -> Self {
+    /// (values shorter than [`MIN_LITERAL_LEN`] are ignored); the tests' shortcut.
+    #[cfg(test)]
+    pub(crate) fn new(literals: impl IntoIterator<Item = String>) -> Self {
         let literals = literal_list(literals);
         Redactor {
             secrets: literals.clone(),

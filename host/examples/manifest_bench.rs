@@ -1,0 +1,155 @@
+//! Benchmark of the manifest pipeline (`docs/performance.md`, "Manifest
+//! pipeline"): a `plugin.yaml` with N declarations (default 10,000), each
+//! server an `app.linux` declaration of a mixed kind (a plain path, a `*`
+//! versioned folder, `command`, `flatpak`, `snap`; half with a
+//! `min_version`), evaluated on a simulated linux host where about half of
+//! the applications exist. Per declaration, median of the runs [min]:
+//!
+//! - `decode`: the file's text into the YAML value (`yaml_serde`);
+//! - `load + validate`: `load_plugin_yaml` — read, decode, validate every
+//!   server entry and declaration (what `wasmgate check` does);
+//! - `evaluate`: `availability()` of every parsed declaration;
+//! - `end to end`: load + validate + evaluate.
+//!
+//! ```text
+//! cargo run --release -p wasmgate --example manifest_bench [N]
+//! ```
+
+use std::fmt::Write as _;
+use std::time::{Duration, Instant};
+use wasmgate::availability::availability;
+use wasmgate::manifest::load_plugin_yaml;
+use wasmgate::{OsFamily, SimulatedHost};
+
+/// Median and minimum of `runs` timings of `f`.
+fn time<T>(runs: usize, mut f: impl FnMut() -> T) -> (Duration, Duration) {
+    let mut v: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let t = Instant::now();
+            std::hint::black_box(f());
+            t.elapsed()
+        })
+        .collect();
+    v.sort();
+    (v[v.len() / 2], v[0])
+}
+
+/// The `i`-th server entry and, when its application exists, the files the
+/// simulated host needs.
+fn server(i: usize, yaml: &mut String, host: &mut Vec<String>) {
+    let present = i.is_multiple_of(2);
+    let name = format!("app{i}");
+    let (location, file) = match i % 5 {
+        0 => (
+            format!("/opt/{name}/bin/{name}"),
+            format!("/opt/{name}/bin/{name}"),
+        ),
+        1 => (
+            format!("/opt/{name}-*/bin/{name}"),
+            format!("/opt/{name}-2.{i}/bin/{name}"),
+        ),
+        2 => (
+            format!("{{kind: command, name: {name}}}"),
+            format!("/usr/bin/{name}"),
+        ),
+        3 => (
+            format!("{{kind: flatpak, app_id: org.example.App{i}}}"),
+            format!("/var/lib/flatpak/exports/bin/org.example.App{i}"),
+        ),
+        _ => (
+            format!("{{kind: snap, name: {name}}}"),
+            format!("/snap/bin/{name}"),
+        ),
+    };
+    let requires = if !i.is_multiple_of(2) {
+        "\n    requires: {app: true, min_version: 1.0.0}"
+    } else {
+        "\n    requires: {app: true}"
+    };
+    let _ = write!(
+        yaml,
+        "  {name}:\n    command: {name}-mcp\n    app:\n      linux:\n        presence: executable\n        location: {location}{requires}\n"
+    );
+    if present {
+        host.push(file);
+    }
+}
+
+fn main() -> anyhow::Result<()> {
+    let n: usize = std::env::args()
+        .nth(1)
+        .map(|a| a.parse())
+        .transpose()?
+        .unwrap_or(10_000);
+    let tmp = tempfile::tempdir()?;
+    let mut yaml = String::from("name: bench\nversion: 1.0.0\nmcp_servers:\n");
+    let mut files = Vec::new();
+    for i in 0..n {
+        server(i, &mut yaml, &mut files);
+    }
+    let path = tmp.path().join("plugin.yaml");
+    std::fs::write(&path, &yaml)?;
+    let mut b = SimulatedHost::builder(OsFamily::Linux).env("PATH", "/usr/bin:/bin");
+    for f in &files {
+        b = b.executable(f.as_str());
+    }
+    let host = b.build(&tmp.path().join("host"))?;
+
+    let r = load_plugin_yaml(&path);
+    anyhow::ensure!(
+        r.is_ok(),
+        "the generated plugin.yaml is invalid: {:?}",
+        r.errors.first()
+    );
+    let manifest = r.manifest.expect("valid");
+    let decls: Vec<_> = manifest
+        .servers
+        .iter()
+        .filter_map(|s| s.declaration.clone())
+        .collect();
+    anyhow::ensure!(decls.len() == n, "{} declarations of {n}", decls.len());
+    let offerable = decls
+        .iter()
+        .filter(|d| availability(d, &host).offerable())
+        .count();
+
+    let runs = 15;
+    let decode = time(runs, || {
+        yaml_serde::from_str::<yaml_serde::Value>(&std::fs::read_to_string(&path).unwrap()).unwrap()
+    });
+    let load = time(runs, || load_plugin_yaml(&path));
+    let evaluate = time(runs, || {
+        decls
+            .iter()
+            .filter(|d| availability(d, &host).offerable())
+            .count()
+    });
+    let end_to_end = time(runs, || {
+        let r = load_plugin_yaml(&path);
+        r.manifest
+            .map(|m| {
+                m.servers
+                    .iter()
+                    .filter_map(|s| s.declaration.as_ref())
+                    .filter(|d| availability(d, &host).offerable())
+                    .count()
+            })
+            .unwrap_or(0)
+    });
+    let per = |d: Duration| format!("{:.2}", d.as_secs_f64() * 1e6 / n as f64);
+    println!(
+        "## Manifest pipeline: plugin.yaml, {n} declarations ({} KiB), {offerable} offerable\n",
+        yaml.len() / 1024
+    );
+    println!("| step | µs per declaration, median [min] of {runs} |");
+    println!("|---|---|");
+    for (label, (med, min)) in [
+        ("decode (yaml_serde)", decode),
+        ("load + validate", load),
+        ("evaluate (availability)", evaluate),
+        ("end to end", end_to_end),
+    ] {
+        println!("| {label} | {} [{}] |", per(med), per(min));
+    }
+    Ok(())
+}
