@@ -16,23 +16,14 @@
 //! ```
 
 use std::fmt::Write as _;
-use std::time::{Duration, Instant};
+mod timing;
+
+use timing::time;
+
+use std::time::Duration;
 use wasmgate::availability::availability;
 use wasmgate::manifest::load_plugin_yaml;
 use wasmgate::{OsFamily, SimulatedHost};
-
-/// Median and minimum of `runs` timings of `f`.
-fn time<T>(runs: usize, mut f: impl FnMut() -> T) -> (Duration, Duration) {
-    let mut v: Vec<Duration> = (0..runs)
-        .map(|_| {
-            let t = Instant::now();
-            std::hint::black_box(f());
-            t.elapsed()
-        })
-        .collect();
-    v.sort();
-    (v[v.len() / 2], v[0])
-}
 
 /// The `i`-th server entry and, when its application exists, the files the
 /// simulated host needs.

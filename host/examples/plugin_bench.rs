@@ -27,24 +27,15 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+mod timing;
+
+use timing::time;
+
 use std::time::{Duration, Instant};
 use wasmgate::declaration::OsFamily;
 use wasmgate::plugin::{CacheOutcome, HostConfig, LoadedPlugin, PluginHost, ProbeGrant};
 
 const PLUGINS: &[&str] = &["git", "blender", "gpu-render", "versionfile"];
-
-/// Median and minimum of `n` runs of `f`.
-fn time<T>(n: usize, mut f: impl FnMut() -> T) -> (Duration, Duration) {
-    let mut v: Vec<Duration> = (0..n)
-        .map(|_| {
-            let t = Instant::now();
-            std::hint::black_box(f());
-            t.elapsed()
-        })
-        .collect();
-    v.sort();
-    (v[v.len() / 2], v[0])
-}
 
 fn us(d: Duration) -> String {
     format!("{:.1}", d.as_secs_f64() * 1e6)
