@@ -294,9 +294,7 @@ impl Host {
             pending: HashMap::new(),
         };
         let mut components = None;
-        for (dir, e) in &found.unreadable {
-            problems.push(format!("{}: cannot read: {e}", dir.display()));
-        }
+        problems.extend(found.unreadable_errors().map(|e| e.to_string()));
         if !found.components.is_empty() {
             let sandbox = HostConfig {
                 os: platform.os_family(),

@@ -12,6 +12,7 @@
 //! to a component, that file is documentation, not a second plugin).
 //! Entries are taken in name order.
 
+use super::{LoadFailure, PluginLoadError};
 use crate::manifest::manifest_file;
 use std::path::{Path, PathBuf};
 
@@ -24,6 +25,16 @@ pub(crate) struct PluginFolders {
     pub(crate) manifests: Vec<PathBuf>,
     /// Folders that could not be listed, with the OS's reason.
     pub(crate) unreadable: Vec<(PathBuf, std::io::Error)>,
+}
+
+impl PluginFolders {
+    /// Each folder that could not be listed as a load error naming it.
+    pub(crate) fn unreadable_errors(&self) -> impl Iterator<Item = PluginLoadError> + '_ {
+        self.unreadable.iter().map(|(dir, e)| PluginLoadError {
+            file: dir.clone(),
+            reason: LoadFailure::Io(e.to_string()),
+        })
+    }
 }
 
 /// Lists `dirs` once (each folder and its subfolders, one level down).

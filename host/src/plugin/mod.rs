@@ -312,8 +312,7 @@ pub enum LoadFailure {
 pub struct PluginLoadError {
     /// The file (or folder) that failed.
     pub file: PathBuf,
-    /// Why.
-    #[source]
+    /// Why (shown in the message, so not also given as its source).
     pub reason: LoadFailure,
 }
 
@@ -511,16 +510,7 @@ impl PluginHost {
     /// fails gives a [`PluginLoadError`] naming it; the others still load.
     pub fn load_dirs(&self, dirs: &[PathBuf]) -> Vec<Result<LoadedPlugin, PluginLoadError>> {
         let found = folders::scan(dirs);
-        let mut out: Vec<_> = found
-            .unreadable
-            .into_iter()
-            .map(|(dir, e)| {
-                Err(PluginLoadError {
-                    file: dir,
-                    reason: LoadFailure::Io(e.to_string()),
-                })
-            })
-            .collect();
+        let mut out: Vec<_> = found.unreadable_errors().map(Err).collect();
         out.extend(self.load_files(&found.components));
         out
     }
