@@ -5,7 +5,7 @@
 //! server next to them keeps working. Nothing secret reaches an error.
 
 mod common;
-use common::git_server_bin;
+use common::{git, git_repo, git_server_bin};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
@@ -151,24 +151,7 @@ fn spawns(starts: &Path) -> usize {
 
 /// A temp repository on branch `main` with one commit.
 fn temp_repo() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for args in [
-        &["init", "-q", "-b", "main"][..],
-        &["commit", "-q", "--allow-empty", "-m", "first"][..],
-    ] {
-        let out = std::process::Command::new("git")
-            .arg("-C")
-            .arg(dir.path())
-            .args(args)
-            .env("GIT_AUTHOR_NAME", "T")
-            .env("GIT_AUTHOR_EMAIL", "t@example.com")
-            .env("GIT_COMMITTER_NAME", "T")
-            .env("GIT_COMMITTER_EMAIL", "t@example.com")
-            .output()
-            .expect("git runs");
-        assert!(out.status.success(), "git {args:?}: {out:?}");
-    }
-    dir
+    git_repo(&["first"])
 }
 
 /// A successful `branch` call on a repository on `main`.
@@ -403,24 +386,10 @@ async fn a_slow_answer_within_the_timeout_arrives_and_other_calls_are_not_held_u
     // server's timeout (5 s) leaves room, so the call must succeed, and fast
     // calls on the same session finish while it is pending.
     let fake = fake_git_dir();
-    let repo = tempfile::tempdir().unwrap();
-    let git = |args: &[&str]| {
-        let ok = std::process::Command::new("git")
-            .args(args)
-            .current_dir(repo.path())
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "git {args:?}");
-    };
-    git(&["init", "-q"]);
+    let repo = git_repo(&[]);
     std::fs::write(repo.path().join("a.txt"), "one\n").unwrap();
-    git(&["add", "a.txt"]);
-    git(&["commit", "-q", "-m", "first"]);
+    git(repo.path(), &["add", "a.txt"]);
+    git(repo.path(), &["commit", "-q", "-m", "first"]);
     std::fs::write(repo.path().join("a.txt"), "two\n").unwrap();
 
     let path = format!("{}:/usr/local/bin:/usr/bin:/bin", fake.path().display());

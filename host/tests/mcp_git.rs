@@ -3,7 +3,7 @@
 //! collisions, reconnect and shutdown (`docs/mcp-client.md` §2, §3, §6).
 
 mod common;
-use common::git_server_bin;
+use common::{git, git_repo, git_server_bin};
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -24,33 +24,14 @@ fn git_spec(name: &str) -> ServerSpec {
     spec(name, git_server_bin().to_str().unwrap(), &[])
 }
 
-fn run(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "Test Author")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "Test Author")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// A temp repository with two commits and one uncommitted file.
 fn temp_repo() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    run(dir.path(), &["init", "-q", "-b", "main"]);
+    let dir = git_repo(&[]);
     std::fs::write(dir.path().join("a.txt"), "one\n").unwrap();
-    run(dir.path(), &["add", "a.txt"]);
-    run(dir.path(), &["commit", "-q", "-m", "first commit"]);
+    git(dir.path(), &["add", "a.txt"]);
+    git(dir.path(), &["commit", "-q", "-m", "first commit"]);
     std::fs::write(dir.path().join("a.txt"), "one\ntwo\n").unwrap();
-    run(dir.path(), &["commit", "-q", "-am", "second commit"]);
+    git(dir.path(), &["commit", "-q", "-am", "second commit"]);
     std::fs::write(dir.path().join("new.txt"), "x\n").unwrap();
     dir
 }
@@ -301,8 +282,8 @@ async fn colliding_names_keep_the_first_configured_server() {
     // repository (branches `first` and `second`), so a call shows which
     // server answered.
     let (a, b) = (temp_repo(), temp_repo());
-    run(a.path(), &["checkout", "-q", "-b", "first"]);
-    run(b.path(), &["checkout", "-q", "-b", "second"]);
+    git(a.path(), &["checkout", "-q", "-b", "first"]);
+    git(b.path(), &["checkout", "-q", "-b", "second"]);
     let client = McpClient::new();
     client
         .connect_all(
