@@ -1,16 +1,11 @@
-//! What in a plugins folder is a plugin (the layout is described on
-//! [`super::PluginHost`]; `docs/design.md` §3): the one scan of the folders,
+//! What in a plugins folder is a plugin: the one scan of the folders,
 //! shared by [`super::PluginHost::load_dirs`] and the host's load, so both
-//! see the same plugins.
-//!
-//! In each folder: every `*.wasm` entry directly inside is a component
-//! plugin whose `${PLUGIN_DIR}` is the folder; a `plugin.yaml` or
-//! `plugin.json` directly inside makes the folder itself a manifest plugin.
-//! In each subfolder (one level down): its `*.wasm` entries are component
-//! plugins whose `${PLUGIN_DIR}` is the subfolder; a subfolder without one
-//! is a manifest plugin when it holds a `plugin.yaml` / `plugin.json` (next
-//! to a component, that file is documentation, not a second plugin).
-//! Entries are taken in name order.
+//! see the same plugins (`docs/design.md` §3). Which `*.wasm` files are
+//! components, and their `${PLUGIN_DIR}`, is the rule described on
+//! [`super::PluginHost`] ("Plugin folders"). Besides them: a `plugin.yaml`
+//! or `plugin.json` directly in a plugins folder makes the folder a
+//! manifest plugin, and so does one in a subfolder without a component
+//! (next to a component, that file is documentation, not a second plugin).
 
 use super::{LoadFailure, PluginLoadError};
 use crate::manifest::manifest_file;
