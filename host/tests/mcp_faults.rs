@@ -151,7 +151,9 @@ fn spawns(starts: &Path) -> usize {
 
 /// A temp repository on branch `main` with one commit.
 fn temp_repo() -> tempfile::TempDir {
-    git_repo(&["first"])
+    let dir = tempfile::tempdir().unwrap();
+    git_repo(dir.path(), &["first"]);
+    dir
 }
 
 /// A successful `branch` call on a repository on `main`.
@@ -386,7 +388,8 @@ async fn a_slow_answer_within_the_timeout_arrives_and_other_calls_are_not_held_u
     // server's timeout (5 s) leaves room, so the call must succeed, and fast
     // calls on the same session finish while it is pending.
     let fake = fake_git_dir();
-    let repo = git_repo(&[]);
+    let repo = tempfile::tempdir().unwrap();
+    git_repo(repo.path(), &[]);
     std::fs::write(repo.path().join("a.txt"), "one\n").unwrap();
     git(repo.path(), &["add", "a.txt"]);
     git(repo.path(), &["commit", "-q", "-m", "first"]);

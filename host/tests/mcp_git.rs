@@ -26,7 +26,8 @@ fn git_spec(name: &str) -> ServerSpec {
 
 /// A temp repository with two commits and one uncommitted file.
 fn temp_repo() -> tempfile::TempDir {
-    let dir = git_repo(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    git_repo(dir.path(), &[]);
     std::fs::write(dir.path().join("a.txt"), "one\n").unwrap();
     git(dir.path(), &["add", "a.txt"]);
     git(dir.path(), &["commit", "-q", "-m", "first commit"]);

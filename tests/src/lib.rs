@@ -12,6 +12,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
+mod git;
+pub use git::{git, git_repo};
+
 /// The workspace root.
 pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -93,39 +96,6 @@ pub fn sibling_bin(name: &str) -> PathBuf {
         bin.display()
     );
     bin
-}
-
-/// Runs `git -C dir ARGS…` with a fixed author and committer (a test needs
-/// no git identity of the machine's user), and asserts it succeeded.
-///
-/// # Panics
-/// When git cannot start or fails (the message has its stderr).
-pub fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "T")
-        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
-        .env("GIT_COMMITTER_NAME", "T")
-        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-/// A git repository in `dir` (created if missing) on branch `main`, with
-/// one empty commit per subject, oldest first.
-pub fn git_repo(dir: &Path, subjects: &[&str]) {
-    std::fs::create_dir_all(dir).expect("create the repository folder");
-    git(dir, &["init", "-q", "-b", "main"]);
-    for subject in subjects {
-        git(dir, &["commit", "-q", "--allow-empty", "-m", subject]);
-    }
 }
 
 /// The `wasmgate` binary under test; see [`sibling_bin`].

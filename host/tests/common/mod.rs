@@ -1,6 +1,6 @@
 //! Helpers shared by the host's integration tests (each test binary
 //! includes this module and uses part of it).
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
 use std::path::{Path, PathBuf};
 
@@ -25,42 +25,9 @@ pub fn sibling_bin(name: &str) -> PathBuf {
     bin
 }
 
-/// Runs `git -C dir ARGS…` as "Test Author" (a test needs no git identity
-/// of the machine's user) and asserts it succeeded.
-///
-/// # Panics
-/// When git cannot start or fails (the message has its stderr).
-pub fn git(dir: &Path, args: &[&str]) {
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "Test Author")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "Test Author")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-/// A git repository in a new temporary folder, on branch `main`, with one
-/// empty commit per subject, oldest first.
-pub fn git_repo(subjects: &[&str]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("a temporary folder");
-    git(dir.path(), &["init", "-q", "-b", "main"]);
-    for subject in subjects {
-        git(
-            dir.path(),
-            &["commit", "-q", "--allow-empty", "-m", subject],
-        );
-    }
-    dir
-}
+#[path = "../../../tests/src/git.rs"]
+mod git;
+pub use git::{git, git_repo};
 
 /// Our git MCP server (`example-plugins/git-mcp-server`).
 pub fn git_server_bin() -> PathBuf {
