@@ -239,13 +239,24 @@ fn the_compile_cache_is_used_and_a_corrupted_entry_is_recompiled() {
     assert_eq!(second.cache, CacheOutcome::Hit);
     assert_eq!(second.name, "git");
 
-    // Truncate the entry: it must be recompiled, not loaded.
+    // The entry is mapped while `second` lives; truncating a mapped file
+    // is what the read-only entry keeps others from doing.
+    drop(second);
+    // Truncate the entry (written read-only: its owner must make it
+    // writable first): it must be recompiled, not loaded.
     let entry = std::fs::read_dir(cache.path())
         .unwrap()
         .map(|e| e.unwrap().path())
         .find(|p| p.extension().is_some_and(|e| e == "cwasm"))
         .expect("a cache entry");
     let data = std::fs::read(&entry).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&entry).unwrap().permissions().mode();
+        assert_eq!(mode & 0o222, 0, "the entry is written read-only");
+        std::fs::set_permissions(&entry, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
     std::fs::write(&entry, &data[..data.len() / 2]).unwrap();
     let third = host.load_file(&file, dir).unwrap();
     assert_eq!(third.cache, CacheOutcome::Recompiled);

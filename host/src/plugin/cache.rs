@@ -18,9 +18,11 @@
 //! - the entry's identity as written, on the second line of its `.blake3`.
 //!
 //! A file whose identity is unchanged is not hashed again: the component is
-//! not read at all, and the entry is read (bounded, never mapped: a mapped
-//! file truncated by another process would kill the host with SIGBUS) and
-//! deserialized without its BLAKE3. Writing a file moves its ctime, which no
+//! not read at all, and the entry is deserialized without its BLAKE3:
+//! mapped in place when only its owner can shrink it (entries are written
+//! read-only; a mapped file truncated by someone else would kill the host
+//! with SIGBUS, module `in_place`), else copied into a sealed memfd and
+//! mapped (Linux), else read whole (bounded). Writing a file moves its ctime, which no
 //! unprivileged process can set back, and a replaced file has another inode
 //! or ctime; so a changed component gets a fresh hash (and entry), and a
 //! changed entry is hashed in full and recompiled when it does not match.
@@ -180,8 +182,18 @@ fn identity_of(path: &Path) -> Option<String> {
         .and_then(|m| identity(&m))
 }
 
+/// Creates `dir` and its missing parents, private to this user on unix
+/// (docs/security.md, "Compile cache": the folder must be private).
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}
+
 fn write_atomically(dir: &Path, to: &Path, data: &[u8]) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
+    create_private_dir(dir)?;
     let tmp = to.with_extension(format!("{}.tmp", std::process::id()));
     std::fs::write(&tmp, data)?;
     std::fs::rename(&tmp, to)
@@ -220,11 +232,23 @@ pub(crate) fn compile(
                 .unwrap_or(false);
             let same =
                 size_ok && now.is_some() && written_as.is_some() && now.as_deref() == written_as;
-            // Never mapped in place: a mapped entry that another process
-            // truncates while it is in use kills this one with SIGBUS. On
-            // Linux the entry is copied in the kernel into a sealed memfd
-            // (nobody can shrink it) and mapped from there, lazily: the
-            // fast path of a large component (docs/performance.md).
+            // A writable entry of ours (written by an older version, or
+            // chmodded) is verified in full once and made read-only, so the
+            // loads after it map it in place.
+            #[cfg(unix)]
+            let same = same && !in_place::ours_and_writable(&cwasm);
+            // Mapped in place only when nobody but its owner — who can
+            // already rewrite the cache — can shrink it: a mapped entry
+            // truncated while in use kills this process with SIGBUS.
+            #[cfg(unix)]
+            if same
+                && let Some(expected_id) = written_as
+                && let Some(c) = in_place::load(engine, dir, &cwasm, image_limit, expected_id)
+            {
+                return Ok((c, CacheOutcome::Hit));
+            }
+            // Else, on Linux, the entry is copied in the kernel into a
+            // sealed memfd (nobody can shrink it) and mapped from there.
             #[cfg(target_os = "linux")]
             if same
                 && let Some(expected_id) = written_as
@@ -260,7 +284,12 @@ pub(crate) fn compile(
                     // digest recorded beside it.
                     match unsafe { Component::deserialize(engine, &data) } {
                         Ok(c) => {
-                            // Verified in full: remember its identity now.
+                            // Verified in full: made read-only (an entry of
+                            // an older version, or one someone chmodded) so
+                            // it can be mapped in place, and its identity
+                            // remembered now (the chmod moved the ctime).
+                            #[cfg(unix)]
+                            in_place::make_read_only(&cwasm);
                             if let Some(id) = identity_of(&cwasm) {
                                 let _ = write_atomically(
                                     dir,
@@ -296,6 +325,97 @@ pub(crate) fn compile(
 const MAX_DIGEST_BYTES: u64 = 1024;
 /// The least image size read whatever the component's size, in bytes.
 const MIN_IMAGE_LIMIT: u64 = 64 * 1024 * 1024;
+
+/// A verified entry mapped in place (unix).
+///
+/// `deserialize_file` maps the file: a mapped file that is truncated while
+/// in use kills the process with SIGBUS. Truncating needs write permission
+/// on the file itself, so an entry that is owned by this user and has no
+/// write bit can be shrunk only by its owner after a `chmod` (which moves
+/// the ctime, so it no longer matches the recorded identity) or by root —
+/// who can already replace the entry and its digest, that is, run code in
+/// this host (`docs/security.md`, "Compile cache"). This cache never opens
+/// an entry for writing: it writes a new file and renames it, and an entry
+/// unlinked or renamed away stays valid while mapped.
+#[cfg(unix)]
+mod in_place {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    use std::path::Path;
+    use wasmtime::Engine;
+    use wasmtime::component::Component;
+
+    /// Whether nobody but the owner (this user) or root can shrink the
+    /// file of `meta`.
+    pub(super) fn only_owner_can_shrink(meta: &std::fs::Metadata) -> bool {
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let me = unsafe { libc::geteuid() };
+        meta.is_file() && meta.uid() == me && meta.mode() & 0o222 == 0
+    }
+
+    /// Whether the file at `path` is owned by this user and has a write bit.
+    pub(super) fn ours_and_writable(path: &Path) -> bool {
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let me = unsafe { libc::geteuid() };
+        std::fs::symlink_metadata(path)
+            .is_ok_and(|m| m.is_file() && m.uid() == me && m.mode() & 0o222 != 0)
+    }
+
+    /// Drops every write bit of the entry at `path` (best effort: an entry
+    /// left writable is copied rather than mapped in place).
+    pub(super) fn make_read_only(path: &Path) {
+        if let Ok(meta) = std::fs::symlink_metadata(path)
+            && meta.is_file()
+            && meta.mode() & 0o222 != 0
+        {
+            let mode = meta.mode() & 0o7555;
+            let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode));
+        }
+    }
+
+    /// `cwasm` (an entry of `dir`, opened as [`super::read_entry`] opens
+    /// one: a regular file of that folder, at most `limit` bytes), mapped,
+    /// when its identity is `expected_id` before and after the mapping and
+    /// only its owner can shrink it; `None` (the caller copies or reads it
+    /// instead) otherwise.
+    pub(super) fn load(
+        engine: &Engine,
+        dir: &Path,
+        cwasm: &Path,
+        limit: u64,
+        expected_id: &str,
+    ) -> Option<Component> {
+        let (src, _) =
+            crate::manifest::files::open_plugin_file(dir, Path::new(cwasm.file_name()?), limit)
+                .ok()?;
+        let meta = src.metadata().ok()?;
+        if super::identity(&meta).as_deref() != Some(expected_id) || !only_owner_can_shrink(&meta) {
+            return None;
+        }
+        // The opened file itself, not the path again: nothing can be
+        // renamed into its place between the check and the mapping.
+        #[cfg(target_os = "linux")]
+        let path = format!("/proc/self/fd/{}", src.as_raw_fd());
+        #[cfg(not(target_os = "linux"))]
+        let path = format!("/dev/fd/{}", src.as_raw_fd());
+        // SAFETY: `deserialize_file` trusts its input to be wasmtime's own
+        // output for a compatible engine, unchanged while mapped. The file
+        // is, byte for byte, the entry whose BLAKE3 was checked when it
+        // was written: its identity (device, inode, size, mtime, ctime) is
+        // the recorded one, checked again below, and any write or chmod
+        // moves the ctime; only its owner or root could shrink it later
+        // (see the module doc).
+        let component = match unsafe { Component::deserialize_file(engine, &path) } {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::debug!("compile cache entry {}: not mapped: {e}", cwasm.display());
+                return None;
+            }
+        };
+        let after = src.metadata().ok()?;
+        (super::identity(&after).as_deref() == Some(expected_id)).then_some(component)
+    }
+}
 
 /// A verified entry mapped from a sealed in-memory copy (Linux).
 #[cfg(target_os = "linux")]
@@ -389,14 +509,19 @@ fn read_entry(dir: &Path, path: &Path, limit: u64) -> Result<Option<Vec<u8>>, ()
 }
 
 fn store(dir: &Path, cwasm: &Path, sum: &Path, component: &Component) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir)?;
+    create_private_dir(dir)?;
     let data = component.serialize().map_err(|e| anyhow::anyhow!("{e}"))?;
     let digest = blake3::hash(&data).to_hex().to_string();
     // Write beside, then rename, so a reader never sees half an entry; the
     // digest goes last, so an entry without a matching digest is ignored.
     // The identity is taken after the rename (which moves the ctime).
     let tmp = cwasm.with_extension(format!("cwasm.{}.tmp", std::process::id()));
+    // A read-only leftover of a process with the same id would refuse the write.
+    let _ = std::fs::remove_file(&tmp);
     std::fs::write(&tmp, &data)?;
+    // Read-only, so that it can be mapped in place (module `in_place`).
+    #[cfg(unix)]
+    in_place::make_read_only(&tmp);
     std::fs::rename(&tmp, cwasm)?;
     let id = identity_of(cwasm).unwrap_or_default();
     let tmp = sum.with_extension(format!("blake3.{}.tmp", std::process::id()));
@@ -408,6 +533,65 @@ fn store(dir: &Path, cwasm: &Path, sum: &Path, component: &Component) -> anyhow:
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// How many mappings of `file` this process holds.
+    #[cfg(target_os = "linux")]
+    fn mappings_of(file: &Path) -> usize {
+        let file = file.to_string_lossy().into_owned();
+        std::fs::read_to_string("/proc/self/maps")
+            .unwrap()
+            .lines()
+            .filter(|l| l.ends_with(&file))
+            .count()
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_read_only_entry_is_mapped_in_place_and_a_writable_one_is_verified_and_made_read_only() {
+        use std::os::unix::fs::PermissionsExt;
+        let engine = Engine::default();
+        let bytes = b"\0asm\x0d\0\x01\0";
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("empty.wasm");
+        std::fs::write(&file, bytes).unwrap();
+        let source = || Source::new(std::fs::File::open(&file).unwrap(), bytes.len() as u64);
+        let cache = dir.path().join("cache");
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode();
+        let (_first, outcome) = compile(&engine, &mut source(), Some(&cache)).unwrap();
+        assert_eq!(outcome, CacheOutcome::Miss);
+        assert_eq!(mode(&cache) & 0o777, 0o700, "the cache folder is private");
+        let base = entry(&cache, &engine, &source().sha256(&cache).unwrap());
+        let cwasm = base.with_extension("cwasm");
+        assert_eq!(mode(&cwasm) & 0o222, 0, "an entry is written read-only");
+        assert_eq!(mappings_of(&cwasm), 0);
+
+        let (_mapped, outcome) = compile(&engine, &mut source(), Some(&cache)).unwrap();
+        assert_eq!(outcome, CacheOutcome::Hit);
+        let mapped = mappings_of(&cwasm);
+        assert!(mapped > 0, "a read-only entry is mapped in place");
+
+        // Writable, with its identity recorded as it is now (an entry of an
+        // older version): read whole and verified, not mapped, then made
+        // read-only again.
+        std::fs::set_permissions(&cwasm, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let sum = base.with_extension("blake3");
+        let digest = std::fs::read_to_string(&sum).unwrap();
+        let digest = digest.lines().next().unwrap().to_string();
+        let id = identity_of(&cwasm).unwrap();
+        std::fs::write(&sum, format!("{digest}\n{id}\n")).unwrap();
+        let (_read, outcome) = compile(&engine, &mut source(), Some(&cache)).unwrap();
+        assert_eq!(outcome, CacheOutcome::Hit);
+        assert_eq!(
+            mappings_of(&cwasm),
+            mapped,
+            "a writable entry is not mapped"
+        );
+        assert_eq!(mode(&cwasm) & 0o222, 0, "and is made read-only");
+
+        let (_again, outcome) = compile(&engine, &mut source(), Some(&cache)).unwrap();
+        assert_eq!(outcome, CacheOutcome::Hit);
+        assert!(mappings_of(&cwasm) > mapped, "then it is mapped in place");
+    }
 
     #[test]
     fn an_oversized_digest_file_is_not_read_and_the_component_is_recompiled() {
