@@ -13,7 +13,9 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 mod git;
+mod sibling;
 pub use git::{git, git_repo};
+pub use sibling::sibling_bin;
 
 /// The workspace root.
 pub fn workspace_root() -> PathBuf {
@@ -77,25 +79,6 @@ pub fn plugins_dir() -> PathBuf {
 pub fn hostile_plugin(name: &str) -> PathBuf {
     static ONCE: OnceLock<Result<(), String>> = OnceLock::new();
     built("hostile-plugins", &ONCE, "hostile-plugins").join(format!("{name}.wasm"))
-}
-
-/// A binary of this workspace built beside the test executable
-/// (`target/<profile>/<name>`; the host and `git-mcp-server` are default
-/// members, so `cargo test` at the workspace root builds them). Panics with
-/// what to run when it is missing.
-pub fn sibling_bin(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().expect("the test executable's path");
-    let profile_dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>/deps/<test>");
-    let bin = profile_dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        bin.is_file(),
-        "{} is missing: run the tests with `cargo xtask test` (or `cargo test` at the workspace root)",
-        bin.display()
-    );
-    bin
 }
 
 /// The `wasmgate` binary under test; see [`sibling_bin`].

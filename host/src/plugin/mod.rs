@@ -1,31 +1,46 @@
-//! Plugin components: the wasmtime engine, loading, `InstancePre`, limits,
-//! and the host side of the `wasmgate:plugin@0.1.0` imports (`docs/design.md`,
-//! "The contract" and "Sandbox and limits"; `docs/security.md`).
+//! Plugin components: the loader ([`PluginHost`]: compile, contract check,
+//! link, `InstancePre`, one short-lived store per guest call) and the
+//! result of a load ([`LoadedPlugin`]) (`docs/design.md`, "The contract" and
+//! "Sandbox and limits"; `docs/security.md`).
 //!
-//! The sandbox itself is described on [`PluginHost`].
+//! The sandbox itself is described on [`PluginHost`]. Each part has its own
+//! file: `config` (limits), `failure` (errors), `contract` (what a file is
+//! and whether it fits the contract), `store` (a call's store), `imports`
+//! (the WIT `host` import), `grant` (a probe's folder), `cache` (compile
+//! cache), `engine` (epoch ticker), `output` (captured stdout/stderr),
+//! `convert` (a manifest record as YAML), `folders` (plugin-folder scan).
 
 mod cache;
+mod config;
+mod contract;
 mod convert;
 mod engine;
+mod failure;
 pub(crate) mod folders;
 mod grant;
+mod imports;
 mod output;
+mod store;
 
 pub use cache::CacheOutcome;
+pub use config::{EffectiveLimits, HostConfig, PluginLimits};
+pub use contract::CONTRACT;
+pub use failure::{CallFailure, GuestCall, LoadFailure, PluginLoadError, ProbeFailure};
 pub use grant::ProbeGrant;
 
 use crate::declaration::OsFamily;
 use crate::error::HostError;
+use contract::{WasmKind, check_imports, wasm_layer};
 use engine::EpochTicker;
+use imports::to_wit_os;
 use output::CapturedOutput;
-use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
-use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
-use wasmtime::{Engine, ResourceLimiter, Store, StoreLimits, StoreLimitsBuilder, Trap};
-use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+use store::{Limiter, StoreState};
+use wasmtime::component::{HasSelf, Linker, ResourceTable};
+use wasmtime::{Engine, Store, StoreLimitsBuilder, Trap};
+use wasmtime_wasi::WasiCtxBuilder;
 
 /// Host bindings generated from `host/wit/plugin.wit`: a byte-for-byte copy
 /// of the contract's one source, `guest-sdk/wit/plugin.wit`, kept inside this
@@ -40,132 +55,6 @@ pub mod bindings {
 }
 
 use bindings::wasmgate::plugin::types as wit;
-
-/// The contract this host implements (`guest-sdk/wit/plugin.wit`).
-pub const CONTRACT: &str = "wasmgate:plugin@0.1.0";
-const CONTRACT_PACKAGE: &str = "wasmgate:plugin";
-const CONTRACT_VERSION: &str = "0.1.0";
-
-/// Limits and defaults of the sandbox. Every field has a default
-/// ([`HostConfig::default`]); see `docs/security.md`.
-#[derive(Debug, Clone)]
-pub struct HostConfig {
-    /// The OS family being evaluated, returned by the `os-family` import
-    /// (a simulated host may differ from the machine). Default: this machine's.
-    pub os: OsFamily,
-    /// Interval of the epoch ticker. Default 10 ms.
-    pub epoch_tick: Duration,
-    /// Deadline of one `manifest()` call, instantiation included. Default 1 s.
-    pub manifest_deadline: Duration,
-    /// Deadline of one `probe-version` call. Default 200 ms.
-    pub probe_deadline: Duration,
-    /// Largest linear memory (and table) a store may grow to, in bytes.
-    /// Default 64 MiB.
-    pub memory_limit: usize,
-    /// Most bytes a guest may pass to the host in one call across the
-    /// boundary: an import's arguments, or an export's results such as the
-    /// whole manifest (`Store::set_hostcall_fuel`). Default 4 MiB.
-    pub hostcall_bytes: usize,
-    /// Guest stdout and stderr kept per call, per stream, in bytes; the rest
-    /// is counted and dropped. Default 64 KiB.
-    pub output_bytes: usize,
-    /// Largest file a probe may read, in bytes (the guest may ask for less).
-    /// Default 1 MiB.
-    pub probe_read_bytes: u64,
-    /// Most entries a probe's folder listing may return. Default 4096.
-    pub probe_list_entries: u64,
-    /// Largest `.wasm` file loaded, in bytes. Default 64 MiB.
-    pub max_component_bytes: u64,
-    /// Largest manifest accepted (sum of its strings), in bytes. Default 4 MiB.
-    pub max_manifest_bytes: usize,
-    /// Folder of the compile cache (`cache.rs`); `None` compiles every
-    /// time. Default `None`.
-    pub cache_dir: Option<PathBuf>,
-    /// Per-plugin overrides of the limits above, keyed by the component's
-    /// file stem (`git` for `git.wasm`) or by the plugin's manifest name.
-    /// `manifest()` runs before the name is known, so its overrides match
-    /// the file stem only; a probe matches the name first, then the stem.
-    /// Default: none.
-    pub overrides: BTreeMap<String, PluginLimits>,
-}
-
-/// Limits that may be set per plugin ([`HostConfig::overrides`]); `None`
-/// keeps the [`HostConfig`] default.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PluginLimits {
-    /// Deadline of one `manifest()` call.
-    pub manifest_deadline: Option<Duration>,
-    /// Deadline of one `probe-version` call.
-    pub probe_deadline: Option<Duration>,
-    /// Largest linear memory (and table) of one store, in bytes.
-    pub memory_limit: Option<usize>,
-    /// Most bytes passed guest → host in one call.
-    pub hostcall_bytes: Option<usize>,
-}
-
-/// The limits one call runs under, after overrides.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct EffectiveLimits {
-    /// Deadline of `manifest()`.
-    pub manifest_deadline: Duration,
-    /// Deadline of `probe-version`.
-    pub probe_deadline: Duration,
-    /// Memory cap per store, in bytes.
-    pub memory_limit: usize,
-    /// Host-call data cap per call, in bytes.
-    pub hostcall_bytes: usize,
-}
-
-impl HostConfig {
-    /// The limits for the plugin whose file stem is `stem` and whose
-    /// manifest name is `name` (when known): the name's override wins over
-    /// the stem's, and either over the defaults, field by field.
-    pub fn limits_for(&self, stem: &str, name: Option<&str>) -> EffectiveLimits {
-        let mut l = EffectiveLimits {
-            manifest_deadline: self.manifest_deadline,
-            probe_deadline: self.probe_deadline,
-            memory_limit: self.memory_limit,
-            hostcall_bytes: self.hostcall_bytes,
-        };
-        let by_stem = self.overrides.get(stem);
-        let by_name = name.and_then(|n| self.overrides.get(n));
-        for o in [by_stem, by_name].into_iter().flatten() {
-            if let Some(d) = o.manifest_deadline {
-                l.manifest_deadline = d;
-            }
-            if let Some(d) = o.probe_deadline {
-                l.probe_deadline = d;
-            }
-            if let Some(m) = o.memory_limit {
-                l.memory_limit = m;
-            }
-            if let Some(h) = o.hostcall_bytes {
-                l.hostcall_bytes = h;
-            }
-        }
-        l
-    }
-}
-
-impl Default for HostConfig {
-    fn default() -> Self {
-        HostConfig {
-            os: OsFamily::current(),
-            epoch_tick: Duration::from_millis(10),
-            manifest_deadline: Duration::from_secs(1),
-            probe_deadline: Duration::from_millis(200),
-            memory_limit: 64 << 20,
-            hostcall_bytes: 4 << 20,
-            output_bytes: 64 << 10,
-            probe_read_bytes: 1 << 20,
-            probe_list_entries: 4096,
-            max_component_bytes: 64 << 20,
-            max_manifest_bytes: 4 << 20,
-            cache_dir: None,
-            overrides: BTreeMap::new(),
-        }
-    }
-}
 
 /// A plugin whose component compiled, linked and returned a manifest.
 #[derive(Clone)]
@@ -191,265 +80,6 @@ impl fmt::Debug for LoadedPlugin {
             .field("file", &self.file)
             .field("dir", &self.dir)
             .finish_non_exhaustive()
-    }
-}
-
-/// Which guest call failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum GuestCall {
-    /// `manifest()` (instantiation included).
-    #[error("manifest()")]
-    Manifest,
-    /// `probe-version` (instantiation included).
-    #[error("probe-version()")]
-    ProbeVersion,
-}
-
-/// Why a guest call failed: which limit, or which trap. Displays as the
-/// words that follow the call's name (`timed out: ran past its 2000 ms
-/// deadline`).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum CallFailure {
-    /// The epoch deadline passed (`deadline_ms`).
-    #[error("timed out: ran past its {deadline_ms} ms deadline")]
-    Timeout {
-        /// The deadline, in milliseconds.
-        deadline_ms: u64,
-    },
-    /// Linear memory (or a table) would have grown past the cap.
-    #[error("hit the memory limit: tried to grow past {} MiB", .limit_bytes >> 20)]
-    MemoryLimit {
-        /// The cap, in bytes.
-        limit_bytes: usize,
-    },
-    /// The guest's wasm stack was exhausted (deep recursion).
-    #[error("overflowed its stack")]
-    StackOverflow,
-    /// The guest passed more data across the boundary in one call than
-    /// [`HostConfig::hostcall_bytes`] allows.
-    #[error(
-        "hit the host-call data limit: passed more than {limit_bytes} bytes to the host in one call"
-    )]
-    HostcallData {
-        /// The cap, in bytes.
-        limit_bytes: usize,
-    },
-    /// Any other trap (a panic in the guest, `unreachable`, …).
-    #[error("trapped: {0}")]
-    Trap(String),
-}
-
-/// Why a `.wasm` file did not become a [`LoadedPlugin`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum LoadFailure {
-    /// The file or folder could not be read.
-    #[error("cannot read: {0}")]
-    Io(String),
-    /// The `.wasm` entry is not a regular file inside its plugin folder (a
-    /// link out of it, a FIFO, a device); `docs/security.md`, "What a
-    /// plugin's manifest may reach". The reason, as a sentence.
-    #[error("{0}")]
-    Refused(String),
-    /// Zero bytes.
-    #[error("empty file (0 bytes); expected a WebAssembly component")]
-    Empty,
-    /// Larger than [`HostConfig::max_component_bytes`].
-    #[error("file is {size} bytes, over the {limit} byte limit")]
-    TooLarge {
-        /// File size in bytes.
-        size: u64,
-        /// The cap in bytes.
-        limit: u64,
-    },
-    /// Not WebAssembly at all (no `\0asm` header).
-    #[error("not a WebAssembly file (no `\\0asm` header); expected a component")]
-    NotWasm,
-    /// A core WebAssembly module, not a component.
-    #[error(
-        "a core WebAssembly module, not a component; build the plugin with \
-         `cargo build --target wasm32-wasip2` (the SDK makes a component)"
-    )]
-    CoreModule,
-    /// A component wasmtime could not compile or validate.
-    #[error("invalid component: {0}")]
-    Invalid(String),
-    /// Built against another version of the contract.
-    #[error("built against {CONTRACT_PACKAGE}@{found}; this host supports {CONTRACT}")]
-    ContractVersion {
-        /// The version the component imports, e.g. `0.2.0`.
-        found: String,
-    },
-    /// Imports something outside the `plugin` world and WASI.
-    #[error(
-        "imports `{0}`, which is outside the {CONTRACT} world (only its `host` \
-         interface and WASI are provided)"
-    )]
-    UnsupportedImport(String),
-    /// Does not export the `plugin` world's functions with their types, or
-    /// imports a WASI interface the host does not link.
-    #[error("does not fit the {CONTRACT} world: {0}")]
-    Link(String),
-    /// A guest call trapped or hit a limit.
-    #[error("{call} {failure}")]
-    Call {
-        /// Which call.
-        call: GuestCall,
-        /// Why.
-        failure: CallFailure,
-    },
-    /// The manifest it returned cannot be used (too large, duplicates).
-    #[error("unusable manifest: {0}")]
-    Manifest(String),
-}
-
-/// A `.wasm` file (or plugin folder) that failed to load, with the reason.
-/// Displays as `<file>: <reason>`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}: {reason}", .file.display())]
-pub struct PluginLoadError {
-    /// The file (or folder) that failed.
-    pub file: PathBuf,
-    /// Why (shown in the message, so not also given as its source).
-    pub reason: LoadFailure,
-}
-
-/// A failed `probe-version` call.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum ProbeFailure {
-    /// The probe trapped or hit a limit.
-    #[error("{call} {0}", call = GuestCall::ProbeVersion)]
-    Call(CallFailure),
-    /// The probe returned an error string.
-    #[error("{call} failed: {0}", call = GuestCall::ProbeVersion)]
-    Probe(String),
-}
-
-/// Records which limit was hit, so a trap that follows a refused growth is
-/// reported as the memory limit rather than as a bare trap.
-struct Limiter {
-    inner: StoreLimits,
-    hit: bool,
-}
-
-impl Limiter {
-    /// Notes a refused (or failed) growth and passes the answer on.
-    fn record(&mut self, r: wasmtime::Result<bool>) -> wasmtime::Result<bool> {
-        if !matches!(r, Ok(true)) {
-            self.hit = true;
-        }
-        r
-    }
-}
-
-impl ResourceLimiter for Limiter {
-    fn memory_growing(
-        &mut self,
-        current: usize,
-        desired: usize,
-        maximum: Option<usize>,
-    ) -> wasmtime::Result<bool> {
-        let r = self.inner.memory_growing(current, desired, maximum);
-        self.record(r)
-    }
-
-    fn table_growing(
-        &mut self,
-        current: usize,
-        desired: usize,
-        maximum: Option<usize>,
-    ) -> wasmtime::Result<bool> {
-        let r = self.inner.table_growing(current, desired, maximum);
-        self.record(r)
-    }
-
-    fn instances(&self) -> usize {
-        self.inner.instances()
-    }
-
-    fn tables(&self) -> usize {
-        self.inner.tables()
-    }
-
-    fn memories(&self) -> usize {
-        self.inner.memories()
-    }
-}
-
-/// The data of one short-lived [`Store`].
-struct StoreState {
-    plugin: Arc<str>,
-    os: wit::OsFamily,
-    wasi: WasiCtx,
-    table: ResourceTable,
-    limiter: Limiter,
-    stdout: CapturedOutput,
-    stderr: CapturedOutput,
-    grant: Option<ProbeGrant>,
-    read_cap: u64,
-    list_cap: u64,
-}
-
-impl WasiView for StoreState {
-    fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView {
-            ctx: &mut self.wasi,
-            table: &mut self.table,
-        }
-    }
-}
-
-impl wit::Host for StoreState {}
-
-impl bindings::wasmgate::plugin::host::Host for StoreState {
-    fn host_os(&mut self) -> wit::OsFamily {
-        self.os
-    }
-
-    fn log(&mut self, level: wit::LogLevel, message: String) {
-        let plugin = &*self.plugin;
-        match level {
-            wit::LogLevel::Trace => tracing::trace!(plugin, "{message}"),
-            wit::LogLevel::Debug => tracing::debug!(plugin, "{message}"),
-            wit::LogLevel::Info => tracing::info!(plugin, "{message}"),
-            wit::LogLevel::Warn => tracing::warn!(plugin, "{message}"),
-            wit::LogLevel::Error => tracing::error!(plugin, "{message}"),
-        }
-    }
-
-    fn read_file(&mut self, path: String, max_bytes: u32) -> Result<Vec<u8>, wit::ProbeError> {
-        match &self.grant {
-            Some(g) => g.read_file(&path, u64::from(max_bytes).min(self.read_cap)),
-            None => Err(no_grant(&path)),
-        }
-    }
-
-    fn list_dir(
-        &mut self,
-        path: String,
-        max_entries: u32,
-    ) -> Result<Vec<wit::DirEntry>, wit::ProbeError> {
-        match &self.grant {
-            Some(g) => g.list_dir(&path, u64::from(max_entries).min(self.list_cap)),
-            None => Err(no_grant(&path)),
-        }
-    }
-}
-
-fn no_grant(path: &str) -> wit::ProbeError {
-    wit::ProbeError::Denied(format!(
-        "{path}: nothing is granted outside a probe-version call"
-    ))
-}
-
-fn to_wit_os(os: OsFamily) -> wit::OsFamily {
-    match os {
-        OsFamily::Win32 => wit::OsFamily::Win32,
-        OsFamily::Darwin => wit::OsFamily::Darwin,
-        OsFamily::Linux => wit::OsFamily::Linux,
     }
 }
 
@@ -849,69 +479,6 @@ impl PluginHost {
     }
 }
 
-/// What the first 8 bytes of a file say it is.
-enum WasmKind {
-    Empty,
-    NotWasm,
-    Core,
-    Component,
-}
-
-/// The binary header is `\0asm` then a 16-bit version and a 16-bit layer:
-/// layer 0 is a core module, layer 1 a component (component-model binary
-/// format). Anything with the magic but an unknown layer goes to wasmtime,
-/// whose error names what is wrong.
-fn wasm_layer(bytes: &[u8]) -> WasmKind {
-    if bytes.is_empty() {
-        return WasmKind::Empty;
-    }
-    if bytes.len() < 8 || &bytes[..4] != b"\0asm" {
-        return WasmKind::NotWasm;
-    }
-    match u16::from_le_bytes([bytes[6], bytes[7]]) {
-        0 => WasmKind::Core,
-        _ => WasmKind::Component,
-    }
-}
-
-/// Refuses another contract version (naming both) and imports outside the
-/// world before linking, so the error says why rather than "not found".
-fn check_imports(engine: &Engine, component: &Component) -> Result<(), LoadFailure> {
-    let ty = component.component_type();
-    for (name, _) in ty.imports(engine) {
-        if name.starts_with("wasi:") {
-            // Linked (with nothing granted) or refused by the linker below.
-            continue;
-        }
-        if let Some(rest) = name
-            .strip_prefix(CONTRACT_PACKAGE)
-            .and_then(|r| r.strip_prefix('/'))
-        {
-            let version = rest.split_once('@').map(|(_, v)| v).unwrap_or("");
-            if !same_contract(version) {
-                return Err(LoadFailure::ContractVersion {
-                    found: if version.is_empty() {
-                        "(unversioned)".into()
-                    } else {
-                        version.into()
-                    },
-                });
-            }
-            continue;
-        }
-        return Err(LoadFailure::UnsupportedImport(name.to_string()));
-    }
-    Ok(())
-}
-
-/// 0.x versions are compatible only within the same minor (semver), which
-/// is also what wasmtime's linker matches.
-fn same_contract(version: &str) -> bool {
-    let ours: Vec<&str> = CONTRACT_VERSION.split('.').collect();
-    let theirs: Vec<&str> = version.split('.').collect();
-    theirs.len() == 3 && theirs[0] == ours[0] && theirs[1] == ours[1]
-}
-
 /// Bytes of text in a manifest (names, commands, skills…): a cheap bound
 /// on what it holds.
 fn manifest_bytes(m: &wit::Manifest) -> usize {
@@ -963,59 +530,7 @@ fn manifest_bytes(m: &wit::Manifest) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn header_kinds() {
-        assert!(matches!(wasm_layer(b""), WasmKind::Empty));
-        assert!(matches!(wasm_layer(b"hello world"), WasmKind::NotWasm));
-        assert!(matches!(wasm_layer(b"\0asm\x01\0\0\0"), WasmKind::Core));
-        assert!(matches!(
-            wasm_layer(b"\0asm\x0d\0\x01\0"),
-            WasmKind::Component
-        ));
-    }
-
-    #[test]
-    fn contract_versions() {
-        assert!(same_contract("0.1.0"));
-        assert!(same_contract("0.1.3"));
-        assert!(!same_contract("0.2.0"));
-        assert!(!same_contract("1.1.0"));
-        assert!(!same_contract(""));
-    }
-
-    #[test]
-    fn overrides_apply_by_stem_then_name_field_by_field() {
-        let mut cfg = HostConfig::default();
-        cfg.overrides.insert(
-            "slow".into(),
-            PluginLimits {
-                manifest_deadline: Some(Duration::from_secs(5)),
-                memory_limit: Some(1 << 20),
-                ..PluginLimits::default()
-            },
-        );
-        cfg.overrides.insert(
-            "slow-plugin".into(),
-            PluginLimits {
-                memory_limit: Some(2 << 20),
-                probe_deadline: Some(Duration::from_millis(50)),
-                ..PluginLimits::default()
-            },
-        );
-        let d = cfg.limits_for("other", Some("other"));
-        assert_eq!(d.manifest_deadline, Duration::from_secs(1));
-        assert_eq!(d.memory_limit, 64 << 20);
-        let by_stem = cfg.limits_for("slow", None);
-        assert_eq!(by_stem.manifest_deadline, Duration::from_secs(5));
-        assert_eq!(by_stem.memory_limit, 1 << 20);
-        assert_eq!(by_stem.probe_deadline, Duration::from_millis(200));
-        let both = cfg.limits_for("slow", Some("slow-plugin"));
-        assert_eq!(both.manifest_deadline, Duration::from_secs(5));
-        assert_eq!(both.memory_limit, 2 << 20);
-        assert_eq!(both.probe_deadline, Duration::from_millis(50));
-        assert_eq!(both.hostcall_bytes, 4 << 20);
-    }
+    use std::time::Duration;
 
     #[test]
     fn a_host_starts_and_stops_its_ticker() {

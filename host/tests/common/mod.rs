@@ -4,26 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-/// A binary of this workspace built beside the test executable
-/// (`target/<profile>/<name>`), e.g. `git-mcp-server`, which `cargo test` at
-/// the workspace root builds since its package is a default member.
-///
-/// # Panics
-/// When it is missing (the message says how to build it).
-pub fn sibling_bin(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().expect("test executable path");
-    let dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target/<profile>");
-    let bin = dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
-    assert!(
-        bin.is_file(),
-        "{} is missing: build it first with `cargo build -p {name}`",
-        bin.display()
-    );
-    bin
-}
+#[path = "../../../tests/src/sibling.rs"]
+mod sibling;
+pub use sibling::sibling_bin;
 
 #[path = "../../../tests/src/git.rs"]
 mod git;

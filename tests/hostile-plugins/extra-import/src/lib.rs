@@ -1,9 +1,11 @@
 //! A plugin whose world imports `evil:net/sock` besides the contract. The
 //! host must refuse it before instantiation, naming the import.
 
+// The contract is read from its one source; `wit/` adds the world and
+// the foreign import.
 wit_bindgen::generate!({
-    path: "wit",
-    world: "sneaky",
+    path: ["../../../guest-sdk/wit", "wit"],
+    world: "test:sneaky/sneaky",
     generate_all,
 });
 

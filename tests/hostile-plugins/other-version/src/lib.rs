@@ -1,9 +1,9 @@
-//! A plugin built against `wasmgate:plugin@0.2.0` (`wit/plugin.wit` here is
-//! the contract with only its version changed). It calls the `host` import
+//! A plugin built against `wasmgate:plugin@0.2.0`: `build.rs` writes the
+//! contract (`guest-sdk/wit/plugin.wit`) with only its version changed. It calls the `host` import
 //! so the versioned interface is certainly among its imports.
 
 wit_bindgen::generate!({
-    path: "wit",
+    path: concat!(env!("OUT_DIR"), "/wit"),
     world: "plugin",
 });
 
