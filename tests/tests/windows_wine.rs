@@ -31,6 +31,10 @@ use wasmgate_conformance::{wasmgate_bin, workspace_root};
 /// slowest, a few seconds on an idle machine).
 const CALL_TIMEOUT: Duration = Duration::from_secs(180);
 
+/// How often a program Wine could not start is started again (see
+/// `Wine::run`).
+const WINE_START_TRIES: u32 = 3;
+
 const UNINSTALL: &str = r"SOFTWARE\Microsoft\Windows\CurrentVersion\Uninstall";
 const DISPLAY_CLASS: &str =
     r"HKLM\SYSTEM\CurrentControlSet\Control\Class\{4d36e968-e325-11ce-bfc1-08002be10318}";
@@ -287,8 +291,23 @@ impl Wine {
         c
     }
 
+    /// Runs `wine <args>` to its end. A start that Wine itself failed (its
+    /// loader hands a program it could not create to `start.exe`, which
+    /// prints "ShellExecuteEx failed"; seen once on a loaded 2-core CI for
+    /// `cmd`, which is in every prefix) is tried again, at most
+    /// [`WINE_START_TRIES`] times: it is not an answer of the program.
     fn run(&self, args: &[&OsStr], env: &[(&str, &str)]) -> Result<Output, String> {
-        bounded(self.command(args, env))
+        let mut tries = 1;
+        loop {
+            let out = bounded(self.command(args, env))?;
+            let not_started = !out.status.success()
+                && String::from_utf8_lossy(&out.stdout).contains("ShellExecuteEx failed");
+            if !not_started || tries == WINE_START_TRIES {
+                return Ok(out);
+            }
+            tries += 1;
+            std::thread::sleep(Duration::from_millis(500));
+        }
     }
 
     /// `wine reg <args>`, which must succeed.
