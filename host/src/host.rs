@@ -13,6 +13,7 @@ use crate::mcp::{
 use crate::platform::{GpuClass, Platform, RealPlatform, gpu_class};
 use crate::plugin::folders::PluginFolders;
 use crate::plugin::{HostConfig, LoadedPlugin, PluginHost};
+use crate::resolver::liveness::ServerJsonSource;
 use crate::skills::{self, SkillGate};
 use crate::trust::lock::{LockEntry, ToolPin};
 use crate::trust::{
@@ -209,11 +210,11 @@ impl Host {
         let client = McpClient::with_options(ClientOptions {
             // The app-endpoint transport reads server_json on the machine
             // availability was evaluated on.
-            platform: options
+            app_endpoints: options
                 .client
-                .platform
+                .app_endpoints
                 .clone()
-                .or(Some(options.platform.clone())),
+                .or_else(|| Some(Arc::new(ServerJsonSource::new(options.platform.clone())))),
             ..options.client.clone()
         });
         Host::load_with(options, client)

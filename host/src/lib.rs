@@ -27,7 +27,9 @@
 //!   ([`PluginLoadError`], [`LoadFailure`], [`CallFailure`]); log lines
 //!   through [`RedactingStderr`] so no secret reaches a log.
 //! - **The machine:** the [`Platform`] trait, [`RealPlatform`] and
-//!   [`SimulatedHost`] (`docs/simulated-host.md`).
+//!   [`SimulatedHost`] (`docs/simulated-host.md`); a running application's
+//!   own endpoint ([`Endpoint`], [`Token`]) comes to the MCP client through
+//!   an [`AppEndpointSource`] (`docs/declarations.md` §7.5).
 //! - **The declaration model** (`docs/declarations.md`): [`Declaration`],
 //!   [`AppDef`], [`Location`], [`LocationKind`], [`Availability`],
 //!   [`State`], [`ServerSpec`] and the validation errors
@@ -59,6 +61,7 @@ pub mod availability;
 pub mod cli;
 #[doc(hidden)]
 pub mod declaration;
+mod endpoint;
 #[doc(hidden)]
 pub mod host;
 mod logging;
@@ -83,6 +86,7 @@ pub use declaration::{
     AppDef, Declaration, DeclarationError, GpuVendor, Liveness, Location, LocationKind, OsFamily,
     Presence, Registry, Requires, VersionKind,
 };
+pub use endpoint::{AppEndpointSource, Endpoint, Token};
 pub use error::HostError;
 pub use host::{
     AvailabilityLine, Host, HostOptions, HostStatus, PluginRecord, ServerRecord, ServerStatusLine,

@@ -22,7 +22,10 @@
 use super::num::{parse_seconds, parse_uint};
 use super::plugins::PluginsConfig;
 use super::sampling::{SamplingPolicy, parse_sampling};
-use super::server::{ServerSpec, ToolFilter, Transport};
+use super::server::{
+    DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_RESULT_BYTES, DEFAULT_TIMEOUT, ServerSpec, ToolFilter,
+    Transport,
+};
 use crate::declaration::parse::relative_name;
 use crate::declaration::value::{
     Fail, describe, did_you_mean, must_be, scalar_text, unknown_keys_message,
@@ -36,17 +39,11 @@ use std::sync::Arc;
 use std::time::Duration;
 use yaml_serde::{Mapping, Value};
 
-/// Default per-call timeout (`timeout`), seconds.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
-/// Default connect-and-discovery timeout (`connect_timeout`), seconds.
-pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(60);
 /// Largest `connect_timeout` accepted, seconds: a discovery that may take
 /// longer than ten minutes is a configuration mistake (`1e9` was accepted),
 /// and `status`, `call` and a gateway refresh wait up to this long for a
 /// server (docs/security.md, "Gateway bounds").
 pub const MAX_CONNECT_TIMEOUT: Duration = Duration::from_secs(600);
-/// Default largest tool result kept (`max_result_bytes`): 8 MiB.
-pub const DEFAULT_MAX_RESULT_BYTES: usize = 8 * 1024 * 1024;
 
 /// What the validator needs to know about a manifest's source.
 #[derive(Debug, Clone)]

@@ -7,6 +7,17 @@ use crate::declaration::Declaration;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+// The defaults belong to the entry: `ServerSpec::new` and the schema's
+// parser both read them here, so `schema` depends on `server` and not the
+// other way round (docs/mcp-client.md §1).
+
+/// Default per-call timeout (`timeout`): 120 s.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+/// Default connect-and-discovery timeout (`connect_timeout`): 60 s.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(60);
+/// Default largest tool result kept (`max_result_bytes`): 8 MiB.
+pub const DEFAULT_MAX_RESULT_BYTES: usize = 8 * 1024 * 1024;
+
 /// How the host reaches a server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Transport {
@@ -86,10 +97,10 @@ impl ServerSpec {
             plugin: None,
             enabled: true,
             transport,
-            timeout: super::schema::DEFAULT_TIMEOUT,
-            connect_timeout: super::schema::DEFAULT_CONNECT_TIMEOUT,
+            timeout: DEFAULT_TIMEOUT,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             tools: ToolFilter::default(),
-            max_result_bytes: super::schema::DEFAULT_MAX_RESULT_BYTES,
+            max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
             sampling: SamplingPolicy::default(),
             declaration: None,
             secrets: Vec::new(),

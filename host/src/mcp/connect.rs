@@ -145,34 +145,23 @@ pub(super) async fn connect_one(
     connect_one_within(inner, spec, redactor, spec.connect_timeout).await
 }
 
-/// Reads the app-endpoint's URL and token afresh from the application's
-/// `server_json` (`docs/declarations.md` §7).
+/// Asks the client's [`AppEndpointSource`](crate::endpoint::AppEndpointSource)
+/// for the app-endpoint's URL and token afresh (`docs/declarations.md` §7.5).
 pub(super) fn app_endpoint(
     inner: &Inner,
     spec: &ServerSpec,
-) -> Result<crate::resolver::liveness::Endpoint, ConnectError> {
-    let real;
-    let platform: &dyn crate::platform::Platform = match &inner.options.platform {
-        Some(p) => p.as_ref(),
-        None => {
-            real = crate::platform::RealPlatform::new();
-            &real
-        }
-    };
-    let app = spec
-        .declaration
-        .as_ref()
-        .and_then(|d| d.app_for(platform.os_family()))
-        .ok_or_else(|| ConnectError::AppNotRunning {
-            detail: format!(
-                "its declaration has no app block for {}",
-                platform.os_family().as_str()
-            ),
-        })?;
-    let report = crate::resolver::liveness::read_server_json(app, platform);
-    report.endpoint.ok_or(ConnectError::AppNotRunning {
-        detail: report.detail,
-    })
+) -> Result<crate::endpoint::Endpoint, ConnectError> {
+    let source =
+        inner
+            .options
+            .app_endpoints
+            .as_ref()
+            .ok_or_else(|| ConnectError::AppNotRunning {
+                detail: "this client was given no source of server_json endpoints".into(),
+            })?;
+    source
+        .endpoint(spec.declaration.as_ref())
+        .map_err(|detail| ConnectError::AppNotRunning { detail })
 }
 
 /// [`connect_one`] bounded by `limit` instead of the whole `connect_timeout`.
@@ -210,7 +199,7 @@ pub(super) async fn connect_attempt(
     inner: &Arc<Inner>,
     spec: &ServerSpec,
     redactor: &Redactor,
-    endpoint: Option<&crate::resolver::liveness::Endpoint>,
+    endpoint: Option<&crate::endpoint::Endpoint>,
     limit: Duration,
 ) -> Result<Connected, ConnectError> {
     let generation = inner.next_generation.fetch_add(1, Ordering::Relaxed);

@@ -838,7 +838,7 @@ where
 /// dialled by address (`localhost` is never resolved by name), with
 /// `Authorization: Bearer <token>` when the file carried a token.
 pub(crate) async fn open_app_endpoint(
-    endpoint: &crate::resolver::liveness::Endpoint,
+    endpoint: &crate::endpoint::Endpoint,
     spec: &ServerSpec,
     handler: Handler,
 ) -> Result<Opened, ConnectError> {

@@ -57,7 +57,7 @@ pub struct ReconnectPolicy {
     pub probe_interval: Option<Duration>,
     /// Retries of a transient failure inside a discovery connect (default
     /// 3, so at most 4 attempts; 0 = one attempt). Permanent failures
-    /// ([`ConnectError::is_permanent`]) are never retried.
+    /// ([`ConnectError::is_permanent`](super::ConnectError::is_permanent)) are never retried.
     pub first_connect_retries: u32,
 }
 
@@ -91,12 +91,15 @@ pub struct ClientOptions {
     /// The embedding agent's LLM for `sampling/createMessage` (§5); `None`
     /// (the plain CLI) = the sampling capability is not advertised.
     pub sampling_provider: Option<Arc<dyn sampling::SamplingProvider>>,
-    /// The machine whose applications' `server_json` files the
-    /// app-endpoint transport reads (`docs/declarations.md` §7); `None` =
-    /// this machine ([`crate::platform::RealPlatform`]).
-    pub platform: Option<Arc<dyn crate::platform::Platform>>,
+    /// Where `app_endpoint` servers' endpoints come from, asked before
+    /// every connect (`docs/declarations.md` §7.5). `Host::load` sets one
+    /// that reads `server_json` on the machine availability was evaluated
+    /// on, unless one is given here; `None` on a bare client: its
+    /// `app_endpoint` servers fail to connect with
+    /// [`ConnectError::AppNotRunning`](super::ConnectError::AppNotRunning).
+    pub app_endpoints: Option<Arc<dyn crate::endpoint::AppEndpointSource>>,
     /// The longest registered tool name (`serve --name-budget`,
-    /// [`naming::agent_name_budget`]); `None` = [`naming::MAX_TOOL_NAME`].
+    /// [`naming::agent_name_budget`](super::naming::agent_name_budget)); `None` = [`naming::MAX_TOOL_NAME`](super::naming::MAX_TOOL_NAME).
     pub name_budget: Option<usize>,
 }
 
@@ -105,7 +108,7 @@ impl fmt::Debug for ClientOptions {
         f.debug_struct("ClientOptions")
             .field("reconnect", &self.reconnect)
             .field("sampling_provider", &self.sampling_provider.is_some())
-            .field("platform", &self.platform.is_some())
+            .field("app_endpoints", &self.app_endpoints.is_some())
             .finish()
     }
 }
@@ -156,7 +159,7 @@ pub struct ServerStatus {
     pub sampling: Option<sampling::SamplingMetrics>,
 }
 
-/// What one [`McpClient::connect_all`] pass did.
+/// What one [`McpClient::connect_all`](super::McpClient::connect_all) pass did.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct DiscoveryReport {
     /// Servers connected in this pass.
@@ -175,7 +178,7 @@ pub struct DiscoveryReport {
     pub reconnecting: Vec<String>,
     /// Offered tools after the pass.
     pub tool_count: usize,
-    /// Set when the list was empty: [`NO_SERVERS_CONFIGURED`] from the
+    /// Set when the list was empty: [`NO_SERVERS_CONFIGURED`](super::NO_SERVERS_CONFIGURED) from the
     /// client; `Host` words it for its case (plugins held back by trust
     /// name themselves and the command that approves them).
     pub warning: Option<String>,

@@ -4,15 +4,15 @@
 //! question (the app-endpoint transport, `docs/declarations.md` §7.5), not
 //! this module's.
 //!
-//! The token is held in a [`Token`], whose `Debug` prints `<redacted>` and
-//! which has no `Display` or `Serialize`: it leaves this module only through
-//! [`Token::expose`] for the MCP transport, to the verified loopback URL.
+//! The endpoint and its token are `crate::endpoint`'s types; this module
+//! fills them and [`ServerJsonSource`] hands them to the MCP client.
 
 use super::expand::{expand, is_absolute};
-use crate::declaration::{AppDef, Liveness};
+use crate::declaration::{AppDef, Declaration, Liveness};
+use crate::endpoint::{AppEndpointSource, Endpoint, Token};
 use crate::platform::Platform;
-use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::Arc;
 
 /// Largest runtime file read, in bytes (`docs/declarations.md` §7).
 pub const SERVER_JSON_LIMIT: u64 = 64 * 1024;
@@ -32,55 +32,6 @@ pub enum Check {
     /// Could not be decided from what was read (no pid, a URL that is not
     /// plain loopback http, a token that is not header-safe, …).
     Unavailable,
-}
-
-/// A bearer token from a runtime file. Never printed: `Debug` shows
-/// `<redacted>`; there is no `Display`.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Token(String);
-
-impl Token {
-    /// The secret, for the `Authorization` header to the verified loopback
-    /// endpoint only.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-
-    /// `true` when the runtime file carried no token.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-}
-
-impl fmt::Debug for Token {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("<redacted>")
-    }
-}
-
-/// A running application's MCP endpoint: plain `http` on loopback.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Endpoint {
-    /// `http://<host>:<port><endpoint_path>`, the host as the file wrote it
-    /// (`127.0.0.1`, `localhost`, `[::1]`).
-    pub url: String,
-    /// The address dialled: `localhost` is dialled as 127.0.0.1, never
-    /// resolved by name.
-    pub dial: SocketAddr,
-    /// The declared `endpoint_path` (the file's own path is discarded).
-    pub path: String,
-    /// The bearer token (may be empty).
-    pub token: Token,
-}
-
-impl fmt::Debug for Endpoint {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Endpoint")
-            .field("url", &self.url)
-            .field("dial", &self.dial)
-            .field("token", &self.token)
-            .finish()
-    }
 }
 
 /// What one read of the runtime file found (docs/declarations.md §7.4).
@@ -175,7 +126,7 @@ pub fn read_server_json(app: &AppDef, platform: &dyn Platform) -> LivenessReport
                 url,
                 dial,
                 path: endpoint_path.clone(),
-                token: Token(token.to_string()),
+                token: Token::new(token),
             }),
             String::new(),
         ),
@@ -195,6 +146,32 @@ pub fn read_server_json(app: &AppDef, platform: &dyn Platform) -> LivenessReport
             None
         },
         detail,
+    }
+}
+
+/// The [`AppEndpointSource`] the host gives its MCP client: each ask reads
+/// the declaration's `server_json` afresh on `platform`
+/// ([`read_server_json`]).
+pub struct ServerJsonSource {
+    platform: Arc<dyn Platform>,
+}
+
+impl ServerJsonSource {
+    /// Reads runtime files on `platform` (the machine availability was
+    /// evaluated on).
+    pub fn new(platform: Arc<dyn Platform>) -> ServerJsonSource {
+        ServerJsonSource { platform }
+    }
+}
+
+impl AppEndpointSource for ServerJsonSource {
+    fn endpoint(&self, declaration: Option<&Declaration>) -> Result<Endpoint, String> {
+        let os = self.platform.os_family();
+        let app = declaration
+            .and_then(|d| d.app_for(os))
+            .ok_or_else(|| format!("its declaration has no app block for {}", os.as_str()))?;
+        let report = read_server_json(app, self.platform.as_ref());
+        report.endpoint.ok_or(report.detail)
     }
 }
 
