@@ -77,7 +77,7 @@ mod builders;
 mod probe;
 
 pub use builders::{App, Http, Manifest, Requires, Server, ServerJson, Skill, Stdio, Transport};
-pub use probe::{Grant, host_os, log};
+pub use probe::{DEFAULT_MAX_BYTES, DEFAULT_MAX_ENTRIES, Grant, host_os, log};
 pub use wit::{DirEntry, GpuVendor, LogLevel, OsFamily, Presence, ProbeError, VersionSource};
 
 /// What a plugin implements. Both functions run inside the sandbox: no files,

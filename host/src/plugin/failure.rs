@@ -38,7 +38,7 @@ pub enum CallFailure {
     #[error("overflowed its stack")]
     StackOverflow,
     /// The guest passed more data across the boundary in one call than
-    /// [`HostConfig::hostcall_bytes`] allows.
+    /// [`HostConfig::hostcall_bytes`](super::HostConfig::hostcall_bytes) allows.
     #[error(
         "hit the host-call data limit: passed more than {limit_bytes} bytes to the host in one call"
     )]
@@ -51,7 +51,7 @@ pub enum CallFailure {
     Trap(String),
 }
 
-/// Why a `.wasm` file did not become a [`LoadedPlugin`].
+/// Why a `.wasm` file did not become a [`LoadedPlugin`](super::LoadedPlugin).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum LoadFailure {
@@ -66,7 +66,7 @@ pub enum LoadFailure {
     /// Zero bytes.
     #[error("empty file (0 bytes); expected a WebAssembly component")]
     Empty,
-    /// Larger than [`HostConfig::max_component_bytes`].
+    /// Larger than [`HostConfig::max_component_bytes`](super::HostConfig::max_component_bytes).
     #[error("file is {size} bytes, over the {limit} byte limit")]
     TooLarge {
         /// File size in bytes.

@@ -98,7 +98,7 @@ impl fmt::Debug for LoadedPlugin {
 ///
 /// One [`Engine`] with epoch interruption and a ticker thread; a fresh
 /// [`Store`] per call from a cached `InstancePre`, with an epoch deadline,
-/// a memory cap ([`StoreLimits`]) and bounded host-call data. WASI p2 is
+/// a memory cap ([`StoreLimits`](wasmtime::StoreLimits)) and bounded host-call data. WASI p2 is
 /// linked with nothing granted: no preopens, env, args or network; stdout
 /// and stderr are captured (bounded) and logged with the plugin's name.
 /// The `host` import reads files only inside the grant of a probe call.
