@@ -332,18 +332,26 @@ fn hash_tree(hash: &mut Sha256, base: &Path, dir: &Path, depth: usize) -> Result
 /// `guest-sdk/wit` (world `plugin`), the SDK of `guest-sdk/python` and the
 /// plugin's folder on the Python path, into `target/guest/python/`, and
 /// copies it to `<out>/<name>/<name>.wasm` (`target/python-plugins`). A stamp of the SHA-256 of every
-/// input (the pin, the WIT, the SDK, the plugin's folder) skips a build
+/// input (the pin, the WIT, the SDK's `wasmgate_sdk` package, the plugin's
+/// folder) skips a build
 /// whose inputs did not change: componentize-py takes ~10–15 s.
 fn python_plugins(out: &Path) -> Result<()> {
     let build = guest_target_dir().join("python");
     std::fs::create_dir_all(&build).with_context(|| format!("create {}", build.display()))?;
     let wit = root().join("guest-sdk").join("wit");
     let sdk = root().join("guest-sdk").join("python");
+    // Only what goes into the component: the package, not the SDK's README.
+    let package = sdk.join("wasmgate_sdk");
+    let pin = sdk.join("requirements-build.txt");
+    let pin = std::fs::read(&pin).with_context(|| format!("read {}", pin.display()))?;
     let mut exe = None;
+    let mut rebuilt = false;
     for p in PYTHON_PLUGINS {
         let src = root().join(p.src);
         let mut hash = Sha256::new();
-        for (tag, dir) in [("wit", &wit), ("sdk", &sdk), ("plugin", &src)] {
+        hash.update(b"pin\0");
+        hash.update(&pin);
+        for (tag, dir) in [("wit", &wit), ("sdk", &package), ("plugin", &src)] {
             hash.update(tag.as_bytes());
             hash_tree(&mut hash, dir, dir, 0)?;
         }
@@ -374,6 +382,7 @@ fn python_plugins(out: &Path) -> Result<()> {
                 .with_context(|| format!("rename to {}", wasm.display()))?;
             std::fs::write(&stamp, format!("{digest}\n"))
                 .with_context(|| format!("write {}", stamp.display()))?;
+            rebuilt = true;
         }
         let dir = out.join(p.name);
         std::fs::create_dir_all(&dir).with_context(|| format!("create {}", dir.display()))?;
@@ -387,6 +396,63 @@ fn python_plugins(out: &Path) -> Result<()> {
         if !same {
             copy(&wasm, &dest)?;
         }
+    }
+    if rebuilt {
+        prune_test_cache(&build)?;
+    }
+    Ok(())
+}
+
+/// The compile cache the Python plugin tests share
+/// (`tests/tests/python_plugin.rs`, `tests/tests/check_sources.rs`).
+const PYTHON_TEST_CACHE: &str = "target/tmp/python-plugin-cache";
+
+/// Removes from [`PYTHON_TEST_CACHE`] what belongs to no Python component
+/// built now: entries (`<sha256>-<engine>.cwasm`, `.blake3`; 35 MB each)
+/// and remembered digests (`id-*.sha256`) of components an edit replaced.
+/// Called only after a rebuild, so the folder holds at most one generation.
+/// The small Rust component `check_sources` also checks through this cache
+/// loses its entry too and is compiled again (about a second). Only plain
+/// files directly inside; the layout is `host/src/plugin/cache.rs`'s.
+fn prune_test_cache(build: &Path) -> Result<()> {
+    let cache = root().join(PYTHON_TEST_CACHE);
+    let Ok(entries) = std::fs::read_dir(&cache) else {
+        return Ok(());
+    };
+    let mut current = Vec::new();
+    for p in PYTHON_PLUGINS {
+        let wasm = build.join(format!("{}.wasm", p.name));
+        let bytes = std::fs::read(&wasm).with_context(|| format!("read {}", wasm.display()))?;
+        current.push(hex(&Sha256::digest(&bytes)));
+    }
+    let mut removed = 0u64;
+    for e in entries.take(10_000) {
+        let e = e.with_context(|| format!("read {}", cache.display()))?;
+        if !e.file_type().is_ok_and(|t| t.is_file()) {
+            continue;
+        }
+        let name = e.file_name().to_string_lossy().into_owned();
+        let keep = if name.starts_with("id-") {
+            // 64 hex digits and a newline; read no more than that.
+            let mut sha = String::new();
+            let _ = std::fs::File::open(e.path()).and_then(|f| {
+                std::io::Read::read_to_string(&mut std::io::Read::take(f, 128), &mut sha)
+            });
+            current.iter().any(|c| c == sha.trim())
+        } else {
+            current.iter().any(|c| name.starts_with(&format!("{c}-")))
+        };
+        if !keep {
+            removed += e.metadata().map(|m| m.len()).unwrap_or(0);
+            std::fs::remove_file(e.path())
+                .with_context(|| format!("remove {}", e.path().display()))?;
+        }
+    }
+    if removed > 0 {
+        eprintln!(
+            "pruned {} MiB of stale entries from {PYTHON_TEST_CACHE}",
+            removed >> 20
+        );
     }
     Ok(())
 }
