@@ -259,7 +259,7 @@ impl Host {
         // The user's grants to plugins (`plugins:` of the config).
         let mut grants = Arc::new(manifest::PluginsConfig::default());
         // Every name the config gives a server, valid or not: their tool
-        // namespaces are kept from plugins (`crate::mcp::naming`).
+        // namespaces are kept from plugins (`crate::naming`).
         let mut reserved: Vec<String> = Vec::new();
         let mut order: Vec<(Option<String>, String)> = Vec::new();
         let mut invalid: Vec<InvalidServer> = Vec::new();
@@ -724,7 +724,7 @@ impl Host {
     /// first discovery).
     pub fn connecting_may_own(&self, name: &str) -> bool {
         self.client.status().iter().any(|s| {
-            s.state == ConnectionState::Connecting && mcp::naming::may_own_tool(&s.name, name)
+            s.state == ConnectionState::Connecting && crate::naming::may_own_tool(&s.name, name)
         })
     }
 
@@ -738,7 +738,7 @@ impl Host {
         if self
             .gated
             .iter()
-            .any(|server| mcp::naming::may_own_tool(server, name))
+            .any(|server| crate::naming::may_own_tool(server, name))
             && let Some(t) = self.client.tool(name)
             && !self.server(&t.server).is_some_and(ServerRecord::offerable)
         {

@@ -58,6 +58,8 @@ pub mod testing;
 #[doc(hidden)]
 pub mod availability;
 #[doc(hidden)]
+pub mod child_env;
+#[doc(hidden)]
 pub mod cli;
 #[doc(hidden)]
 pub mod declaration;
@@ -69,6 +71,8 @@ mod logging;
 pub mod manifest;
 #[doc(hidden)]
 pub mod mcp;
+#[doc(hidden)]
+pub mod naming;
 #[doc(hidden)]
 pub mod platform;
 #[doc(hidden)]
@@ -93,7 +97,7 @@ pub use host::{
     SkillRecord, TrustLine,
 };
 pub use logging::RedactingStderr;
-pub use manifest::{ManifestError, ServerSpec, ToolFilter, Transport};
+pub use manifest::{ManifestError, OAuthConfig, ServerSpec, ToolFilter, Transport};
 pub use mcp::sampling::{SamplingFuture, SamplingProvider, SamplingRequest, SamplingResponse};
 pub use mcp::{
     CallError, CallResult, ClientOptions, Collision, ConnectError, ConnectionState,

@@ -63,7 +63,7 @@ async fn stdio_child_sees_only_baseline_env_passthrough_and_its_own_env() {
     );
     assert!(!names.contains(&"HTTPS_PROXY"), "proxy leaked: {seen}");
     for name in names {
-        let allowed = wasmgate::mcp::env::is_baseline(name)
+        let allowed = wasmgate::child_env::is_baseline(name)
             || ["SERVER_OWN", "ENV_DUMP", "WASMGATE_TEST_PASSED"].contains(&name)
             // Set by the shell itself.
             || ["PWD", "SHLVL", "_", "OLDPWD"].contains(&name);

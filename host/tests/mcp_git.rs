@@ -9,7 +9,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use wasmgate::manifest::server::{ServerSpec, ToolFilter, Transport};
-use wasmgate::mcp::{ClientOptions, ConnectionState, McpClient, ReconnectPolicy, naming};
+use wasmgate::mcp::{ClientOptions, ConnectionState, McpClient, ReconnectPolicy};
+use wasmgate::naming;
 
 fn spec(name: &str, command: &str, args: &[&str]) -> ServerSpec {
     ServerSpec {

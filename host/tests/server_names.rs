@@ -10,7 +10,7 @@ use wasmgate::manifest::{
     ManifestContext, ManifestResult, load_config, load_plugin_json, manifest_from_value,
     merge_servers,
 };
-use wasmgate::mcp::naming::{may_own_tool, tool_name};
+use wasmgate::naming::{may_own_tool, tool_name};
 use yaml_serde::Value;
 
 fn ctx() -> ManifestContext {

@@ -664,7 +664,7 @@ fn a_plugin_server_cannot_take_a_config_server_s_tool_names_while_it_is_down() {
         .map(|t| t.as_str().unwrap())
         .collect();
     assert!(tools.len() >= 2, "{status:#}");
-    let hashed = wasmgate::mcp::naming::hashed_name("bank.transfer", "status");
+    let hashed = wasmgate::naming::hashed_name("bank.transfer", "status");
     assert!(tools.contains(&hashed.as_str()), "{tools:?}");
     assert!(!tools.contains(&"mcp_bank_transfer_status"), "{tools:?}");
     // Status reports a collision for every tool, naming the config server,

@@ -20,7 +20,7 @@ pub struct LoginArgs {
 }
 
 /// The URL and OAuth settings of `server`, or the exit message.
-fn oauth_server(h: &Host, server: &str) -> Result<(String, oauth::OAuthConfig), String> {
+fn oauth_server(h: &Host, server: &str) -> Result<(String, crate::OAuthConfig), String> {
     let Some(s) = h.servers().iter().find(|s| s.spec.name == server) else {
         return Err(format!(
             "no configured server is named '{}'; `wasmgate status` lists them",

@@ -268,7 +268,7 @@ fn run(cli: Cli) -> u8 {
             with_runtime(|| async {
                 let h = Host::load(options())?;
                 // Connect only the server that can own this tool name.
-                h.discover_only(|s| crate::mcp::naming::may_own_tool(&s.name, tool))
+                h.discover_only(|s| crate::naming::may_own_tool(&s.name, tool))
                     .await;
                 let code = report::call(&h, tool, args, cli.json).await;
                 h.shutdown().await;

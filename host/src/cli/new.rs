@@ -191,7 +191,7 @@ pub fn scaffold(parent: &Path, name: &str, sdk: Option<&Path>) -> Result<Vec<Pat
             .replace("{{type_name}}", &camel(name))
             .replace("{{title}}", &camel(name))
             .replace("{{lib_name}}", &name.replace('-', "_"))
-            .replace("{{tool_server}}", &crate::mcp::naming::sanitize(name))
+            .replace("{{tool_server}}", &crate::naming::sanitize(name))
             .replace("{{name}}", name)
     };
     let server = format!("server/{name}-mcp");

@@ -253,7 +253,7 @@ pub async fn call(h: &Host, tool: &str, args: serde_json::Value, as_json: bool) 
                     let owner = h
                         .servers()
                         .iter()
-                        .find(|s| crate::mcp::naming::may_own_tool(&s.spec.name, tool));
+                        .find(|s| crate::naming::may_own_tool(&s.spec.name, tool));
                     match owner {
                         Some(s) if !s.spec.enabled => {
                             eprintln!(
@@ -292,7 +292,7 @@ pub async fn call(h: &Host, tool: &str, args: serde_json::Value, as_json: bool) 
                                 !p.trust.state.runs()
                                     && p.servers
                                         .iter()
-                                        .any(|s| crate::mcp::naming::may_own_tool(s, tool))
+                                        .any(|s| crate::naming::may_own_tool(s, tool))
                             });
                             match held {
                                 Some(p) => eprintln!(

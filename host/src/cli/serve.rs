@@ -67,7 +67,7 @@ pub struct ServeArgs {
     /// at 64), with the same hashed form and collision rule
     /// (docs/mcp-client.md §2.3). `wasmgate setup` sets it.
     #[arg(long, value_name = "AGENT",
-          value_parser = clap::builder::PossibleValuesParser::new(crate::mcp::naming::BUDGET_AGENTS))]
+          value_parser = clap::builder::PossibleValuesParser::new(crate::naming::BUDGET_AGENTS))]
     pub name_budget: Option<String>,
     /// How upstream tools and prompts are named: `always` (default,
     /// `mcp_<server>_<name>`) or `never` (each server's own names, for a
@@ -211,7 +211,7 @@ pub fn token_file_warning(path: &Path) -> Option<String> {
 pub async fn run(mut host: HostOptions, args: &ServeArgs) -> anyhow::Result<u8> {
     if let Some(agent) = &args.name_budget {
         host.client.name_budget =
-            crate::mcp::naming::agent_name_budget(agent, crate::cli::agents::ENTRY_NAME);
+            crate::naming::agent_name_budget(agent, crate::cli::agents::ENTRY_NAME);
     }
     if let Some(w) = args.token_file.as_deref().and_then(token_file_warning) {
         eprintln!("wasmgate serve: warning: {w}");

@@ -22,7 +22,7 @@
 
 use super::Gateway;
 use crate::mcp::ToolInfo;
-use crate::mcp::naming;
+use crate::naming;
 use rmcp::RoleClient;
 use rmcp::model::{
     CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResult,

@@ -23,8 +23,8 @@ use super::num::{parse_seconds, parse_uint};
 use super::plugins::PluginsConfig;
 use super::sampling::{SamplingPolicy, parse_sampling};
 use super::server::{
-    DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_RESULT_BYTES, DEFAULT_TIMEOUT, ServerSpec, ToolFilter,
-    Transport,
+    DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_RESULT_BYTES, DEFAULT_TIMEOUT, OAuthConfig, ServerSpec,
+    ToolFilter, Transport,
 };
 use crate::declaration::parse::relative_name;
 use crate::declaration::value::{
@@ -73,7 +73,7 @@ pub enum EnvAccess {
     /// in the config's `plugins: <name>: env_grants` (none when it has no
     /// entry). Any other `${VAR}` is an error of its server, and so is an
     /// `env_passthrough` name outside the grants and the child baseline
-    /// (`crate::mcp::env::is_baseline`, passed to every child anyway).
+    /// (`crate::child_env::is_baseline`, passed to every child anyway).
     Plugin(Arc<PluginsConfig>),
 }
 
@@ -358,7 +358,7 @@ pub const MAX_SERVER_NAME: usize = 128;
 
 /// A configured server name: 1–[`MAX_SERVER_NAME`] characters, any
 /// letters (`café`, `日本`), not blank, without control characters. Tool
-/// names are minted from it sanitised (`crate::mcp::naming::sanitize`: one
+/// names are minted from it sanitised (`crate::naming::sanitize`: one
 /// `_` per character outside `[A-Za-z0-9_]`; `docs/declarations.md`,
 /// "Server names").
 pub fn is_server_name(s: &str) -> bool {
@@ -372,7 +372,7 @@ fn is_skill_name(s: &str) -> bool {
 
 /// The tool-name prefix a server mints (`mcp_<sanitised name>_`).
 fn minted_prefix(name: &str) -> String {
-    format!("mcp_{}_", crate::mcp::naming::sanitize(name))
+    format!("mcp_{}_", crate::naming::sanitize(name))
 }
 
 /// Checks the names of servers validated one by one (plugin.json): each
@@ -900,7 +900,7 @@ fn stdio_transport(
                         if is_env_name(s)
                             && ctx.is_plugin()
                             && !ctx.may_read_env(plugin, s)
-                            && !crate::mcp::env::is_baseline(s) =>
+                            && !crate::child_env::is_baseline(s) =>
                     {
                         warnings.push(format!(
                             "{label}: env_passthrough[{i}] {s} is not passed: {}",
@@ -936,7 +936,7 @@ fn parse_oauth(
     ctx: &ManifestContext,
     plugin: Option<&str>,
     bad: &mut Vec<Fail>,
-) -> Option<crate::mcp::oauth::OAuthConfig> {
+) -> Option<OAuthConfig> {
     let get = |k: &str| m.get(k).filter(|v| !v.is_null());
     let auth = get("auth");
     let block = get("oauth");
@@ -957,7 +957,7 @@ fn parse_oauth(
         bad.push(("auth".into(), "is only valid with url".into()));
         return None;
     }
-    let mut cfg = crate::mcp::oauth::OAuthConfig::default();
+    let mut cfg = OAuthConfig::default();
     let Some(block) = block else {
         return Some(cfg);
     };

@@ -21,12 +21,10 @@
 //! # }
 //! ```
 
-pub mod env;
 pub mod filter;
 mod handler;
 mod http_bounds;
 pub(crate) mod line_transport;
-pub mod naming;
 pub mod oauth;
 mod peers;
 pub mod sampling;
@@ -46,8 +44,8 @@ use std::time::Duration;
 use rmcp::model::CallToolRequestParams;
 
 use crate::manifest::server::ServerSpec;
+pub use crate::naming::Collision;
 use crate::secret::Redactor;
-pub use naming::Collision;
 pub use transport::ConnectError;
 
 use call::{RawCallResult, bound_result, call_tool_tolerant, map_strings};
@@ -120,7 +118,7 @@ impl McpClient {
     }
 
     /// Keeps the tool namespaces of these config server names from plugin
-    /// servers ([`naming::mint_all_reserving`]), whether those servers are
+    /// servers ([`naming::mint_all_reserving`](crate::naming::mint_all_reserving)), whether those servers are
     /// connected, listed in a later [`McpClient::connect_all`] or not (a
     /// `call` connects only some; an invalid entry still owns its name).
     /// Replaces the previous list; the next read re-mints.

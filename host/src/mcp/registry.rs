@@ -1,10 +1,10 @@
 //! The session registry: one slot per configured server (its state,
 //! session, tools and generation), behind the client's shared `Inner`.
 
-use super::naming::{self, Collision};
 use super::transport::{ChildGuard, SHUTDOWN_GRACE};
 use super::types::{ClientOptions, ConnectionState, ToolInfo};
 use super::{filter, sampling};
+use crate::naming::{self, Collision};
 use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};

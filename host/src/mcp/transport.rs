@@ -15,8 +15,8 @@ use rmcp::RoleClient;
 use rmcp::service::{Peer, RunningService, ServiceExt};
 use tokio::io::AsyncBufReadExt;
 
-use super::env::child_env_from_host;
 use super::handler::Handler;
+use crate::child_env::child_env_from_host;
 use crate::manifest::server::{ServerSpec, Transport};
 use crate::secret::Redactor;
 
@@ -769,7 +769,7 @@ fn http_bounds_of(spec: &ServerSpec) -> (&str, usize) {
 async fn open_oauth(
     spec: &ServerSpec,
     url: &str,
-    oauth: &super::oauth::OAuthConfig,
+    oauth: &crate::manifest::server::OAuthConfig,
     headers: std::collections::HashMap<http::HeaderName, http::HeaderValue>,
     handler: Handler,
 ) -> Result<Opened, ConnectError> {

@@ -2,8 +2,8 @@
 //! policy, options, tools, server status, the discovery report, call
 //! results and errors (`docs/mcp-client.md` §3–4, §6).
 
-use super::naming::Collision;
 use super::sampling;
+use crate::naming::Collision;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -99,7 +99,7 @@ pub struct ClientOptions {
     /// [`ConnectError::AppNotRunning`](super::ConnectError::AppNotRunning).
     pub app_endpoints: Option<Arc<dyn crate::endpoint::AppEndpointSource>>,
     /// The longest registered tool name (`serve --name-budget`,
-    /// [`naming::agent_name_budget`](super::naming::agent_name_budget)); `None` = [`naming::MAX_TOOL_NAME`](super::naming::MAX_TOOL_NAME).
+    /// [`naming::agent_name_budget`](crate::naming::agent_name_budget)); `None` = [`naming::MAX_TOOL_NAME`](crate::naming::MAX_TOOL_NAME).
     pub name_budget: Option<usize>,
 }
 

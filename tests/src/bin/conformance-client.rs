@@ -27,9 +27,10 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use wasmgate::OAuthConfig;
 use wasmgate::manifest::server::{ServerSpec, Transport};
 use wasmgate::mcp::McpClient;
-use wasmgate::mcp::oauth::{self, OAuthConfig};
+use wasmgate::mcp::oauth;
 
 /// Name of the one configured server; its tools are `mcp_conformance_<tool>`.
 const SERVER: &str = "conformance";

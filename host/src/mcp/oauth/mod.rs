@@ -21,43 +21,10 @@ use rmcp::transport::auth::{AuthClient, AuthError, AuthorizationManager};
 
 pub use store::{FileCredentialStore, default_token_dir};
 
+use crate::manifest::server::OAuthConfig;
+
 /// The state word `status` shows for a server that needs a login.
 pub const AUTH_REQUIRED: &str = "auth_required";
-
-/// The OAuth settings of one server entry (`auth: oauth` and its `oauth:`
-/// block, docs/mcp-client.md §9). `Debug` never shows the secret.
-#[derive(Clone, Default, PartialEq, Eq)]
-pub struct OAuthConfig {
-    /// A client ID registered out of band (`oauth.client_id`); wins over
-    /// every other registration.
-    pub client_id: Option<String>,
-    /// The value of the variable named by `oauth.client_secret_env`, read
-    /// at load time (never written inline in a file).
-    pub client_secret: Option<String>,
-    /// Scopes to ask for (`oauth.scopes`); empty: the server's hint.
-    pub scopes: Vec<String>,
-    /// HTTPS URL of this client's Client ID Metadata Document
-    /// (`oauth.client_metadata_url`).
-    pub client_metadata_url: Option<String>,
-    /// `oauth.grant: client_credentials`: a machine client that gets its
-    /// token with `client_id` + `client_secret`, no browser.
-    pub client_credentials: bool,
-}
-
-impl std::fmt::Debug for OAuthConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OAuthConfig")
-            .field("client_id", &self.client_id)
-            .field(
-                "client_secret",
-                &self.client_secret.as_ref().map(|_| "<redacted>"),
-            )
-            .field("scopes", &self.scopes)
-            .field("client_metadata_url", &self.client_metadata_url)
-            .field("client_credentials", &self.client_credentials)
-            .finish()
-    }
-}
 
 /// Where the token files are: set once for the process (tests and the
 /// conformance client point it at a temporary folder), else

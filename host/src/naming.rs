@@ -1,6 +1,8 @@
 //! Tool naming (`docs/mcp-client.md` §2): `mcp_{server}_{tool}`, sanitized,
 //! at most [`MAX_TOOL_NAME`] characters, collisions resolved by configured
-//! server order.
+//! server order. Below both its users: the MCP client mints names with it,
+//! the manifest checks that server names mint distinct prefixes
+//! (`docs/design.md` §3).
 //!
 //! Config servers' namespaces are kept from plugins ([`mint_all_reserving`],
 //! `docs/security.md`, "What a plugin's manifest may reach"): a plugin

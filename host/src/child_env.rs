@@ -2,6 +2,10 @@
 //! only a safe baseline of the host's variables, plus the server's `env`, plus
 //! the names it lists under `env_passthrough`. No API key, token or proxy
 //! setting leaks by default.
+//!
+//! Below both its users: the MCP client builds each child's environment
+//! with it, and the manifest checks a plugin's `env_passthrough` names
+//! against the baseline (`docs/design.md` §3).
 
 use std::collections::BTreeMap;
 
