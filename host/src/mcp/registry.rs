@@ -193,21 +193,18 @@ impl State {
             })
             .collect();
         for c in collisions.iter().filter(|c| !self.collisions.contains(c)) {
-            if c.reserved {
-                tracing::warn!(
-                    server = %c.server,
-                    tool = %c.tool,
-                    "tool name '{}' lies in the namespace of config server '{}'; the plugin's tool is registered as {}",
-                    c.name,
-                    c.kept_by,
-                    c.renamed_to.as_deref().unwrap_or("(not registered)")
-                );
-                continue;
-            }
+            let (taken, registered) = if c.reserved {
+                (
+                    "lies in the namespace of config server",
+                    "the plugin's tool is registered as",
+                )
+            } else {
+                ("is already taken by server", "registered as")
+            };
             tracing::warn!(
                 server = %c.server,
                 tool = %c.tool,
-                "tool name '{}' is already taken by server '{}'; registered as {}",
+                "tool name '{}' {taken} '{}'; {registered} {}",
                 c.name,
                 c.kept_by,
                 c.renamed_to.as_deref().unwrap_or("(not registered)")

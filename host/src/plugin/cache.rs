@@ -534,6 +534,23 @@ fn store(dir: &Path, cwasm: &Path, sum: &Path, component: &Component) -> anyhow:
 mod tests {
     use super::*;
 
+    /// The empty component.
+    const EMPTY: &[u8] = b"\0asm\x0d\0\x01\0";
+
+    /// A fresh folder holding [`EMPTY`] as `empty.wasm`: the folder (kept
+    /// while the test runs), the file, and a cache folder path inside it.
+    fn empty_component() -> (tempfile::TempDir, PathBuf, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("empty.wasm");
+        std::fs::write(&file, EMPTY).unwrap();
+        let cache = dir.path().join("cache");
+        (dir, file, cache)
+    }
+
+    fn source_of(file: &Path) -> Source {
+        Source::new(std::fs::File::open(file).unwrap(), EMPTY.len() as u64)
+    }
+
     /// How many mappings of `file` this process holds.
     #[cfg(target_os = "linux")]
     fn mappings_of(file: &Path) -> usize {
@@ -550,12 +567,8 @@ mod tests {
     fn a_read_only_entry_is_mapped_in_place_and_a_writable_one_is_verified_and_made_read_only() {
         use std::os::unix::fs::PermissionsExt;
         let engine = Engine::default();
-        let bytes = b"\0asm\x0d\0\x01\0";
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("empty.wasm");
-        std::fs::write(&file, bytes).unwrap();
-        let source = || Source::new(std::fs::File::open(&file).unwrap(), bytes.len() as u64);
-        let cache = dir.path().join("cache");
+        let (_dir, file, cache) = empty_component();
+        let source = || source_of(&file);
         let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode();
         let (_first, outcome) = compile(&engine, &mut source(), Some(&cache)).unwrap();
         assert_eq!(outcome, CacheOutcome::Miss);
@@ -596,13 +609,8 @@ mod tests {
     #[test]
     fn an_oversized_digest_file_is_not_read_and_the_component_is_recompiled() {
         let engine = Engine::default();
-        // The empty component.
-        let bytes = b"\0asm\x0d\0\x01\0";
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("empty.wasm");
-        std::fs::write(&file, bytes).unwrap();
-        let source = || Source::new(std::fs::File::open(&file).unwrap(), bytes.len() as u64);
-        let cache = dir.path().join("cache");
+        let (_dir, file, cache) = empty_component();
+        let source = || source_of(&file);
         let (_, first) = compile(&engine, &mut source(), Some(&cache)).unwrap();
         assert_eq!(first, CacheOutcome::Miss);
         let (_, again) = compile(&engine, &mut source(), Some(&cache)).unwrap();
