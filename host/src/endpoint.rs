@@ -18,8 +18,13 @@ use std::net::SocketAddr;
 pub struct Token(String);
 
 impl Token {
-    /// A token read from a runtime file (already checked header-safe).
-    pub(crate) fn new(token: &str) -> Token {
+    /// A token for the `Authorization: Bearer` header to an endpoint, as
+    /// an [`AppEndpointSource`] read it. One that cannot be a header value
+    /// (a control character such as CR or LF) is never sent: the connect
+    /// fails with `ConnectError::AppNotRunning`. (`ServerJsonSource` is
+    /// stricter: printable ASCII without spaces, `docs/declarations.md`
+    /// §7.3.)
+    pub fn new(token: &str) -> Token {
         Token(token.to_string())
     }
 
@@ -70,7 +75,8 @@ impl fmt::Debug for Endpoint {
 /// (`docs/declarations.md` §7.5). It is asked afresh before every connect
 /// and reconnect, because the application writes a new URL and token each
 /// time it starts. `Host::load` sets one that reads `server_json` on the
-/// machine availability was evaluated on.
+/// machine availability was evaluated on (`ServerJsonSource`); an embedder
+/// that builds its own `McpClient` sets one in `ClientOptions`.
 pub trait AppEndpointSource: Send + Sync {
     /// The endpoint of the application `declaration` fronts, or a short
     /// reason without secrets why there is none (`process is not running`,

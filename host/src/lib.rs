@@ -29,7 +29,8 @@
 //! - **The machine:** the [`Platform`] trait, [`RealPlatform`] and
 //!   [`SimulatedHost`] (`docs/simulated-host.md`); a running application's
 //!   own endpoint ([`Endpoint`], [`Token`]) comes to the MCP client through
-//!   an [`AppEndpointSource`] (`docs/declarations.md` §7.5).
+//!   an [`AppEndpointSource`], by default [`ServerJsonSource`]
+//!   (`docs/declarations.md` §7.5).
 //! - **The declaration model** (`docs/declarations.md`): [`Declaration`],
 //!   [`AppDef`], [`Location`], [`LocationKind`], [`Availability`],
 //!   [`State`], [`ServerSpec`] and the validation errors
@@ -111,6 +112,7 @@ pub use plugin::{
     CONTRACT, CacheOutcome, CallFailure, EffectiveLimits, GuestCall, HostConfig, LoadFailure,
     LoadedPlugin, PluginHost, PluginLimits, PluginLoadError, ProbeFailure,
 };
+pub use resolver::liveness::ServerJsonSource;
 pub use skills::SkillError;
 pub use trust::lock::{LockEntry, ToolPin};
 pub use trust::{TrustPolicy, TrustStore, WithheldTool};

@@ -382,3 +382,85 @@ async fn first_connect_gives_up_after_its_retries_and_never_retries_a_permanent_
     assert_eq!(retries("dead"), 2, "{logs}");
     assert_eq!(retries("ghost"), 0, "{logs}");
 }
+
+/// An embedder's own [`wasmgate::AppEndpointSource`] on a bare client: it
+/// is asked before each connect attempt with the server's declaration, its
+/// endpoint and token are dialled, and its reason for having none is the
+/// server's connect error.
+#[cfg(unix)]
+#[tokio::test]
+async fn an_embedders_own_app_endpoint_source_is_asked_before_each_connect() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use wasmgate::{AppEndpointSource, ConnectionState, Declaration, Endpoint, Token};
+
+    /// Answers with `endpoint` (or `why` when it has none), counting asks.
+    struct Fixed {
+        endpoint: Option<Endpoint>,
+        why: &'static str,
+        asked: AtomicUsize,
+    }
+    impl AppEndpointSource for Fixed {
+        fn endpoint(&self, declaration: Option<&Declaration>) -> Result<Endpoint, String> {
+            assert!(declaration.is_none(), "this spec has no declaration");
+            self.asked.fetch_add(1, Ordering::SeqCst);
+            self.endpoint.clone().ok_or_else(|| self.why.to_string())
+        }
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let sj = dir.path().join("server.json");
+    let _app = http_git_server("127.0.0.1:0", Some(APP_TOKEN), Some(&sj));
+    wait_for_file(&sj);
+    let file: serde_json::Value = serde_json::from_slice(&std::fs::read(&sj).unwrap()).unwrap();
+    let url = file["http"].as_str().unwrap().to_string();
+    let dial = url
+        .strip_prefix("http://")
+        .and_then(|r| r.strip_suffix("/mcp"))
+        .unwrap()
+        .parse()
+        .unwrap();
+
+    let source = |endpoint, why| {
+        Arc::new(Fixed {
+            endpoint,
+            why,
+            asked: AtomicUsize::new(0),
+        })
+    };
+    let good = source(
+        Some(Endpoint {
+            url,
+            dial,
+            path: "/mcp".into(),
+            token: Token::new(APP_TOKEN),
+        }),
+        "",
+    );
+    let none = source(None, "no document window is open");
+    for (src, connects) in [(good, true), (none, false)] {
+        let client = McpClient::with_options(ClientOptions {
+            app_endpoints: Some(src.clone()),
+            ..ClientOptions::default()
+        });
+        client
+            .connect_all(&[ServerSpec::new("desk", Transport::AppEndpoint)], |_| true)
+            .await;
+        let status = client.status();
+        let asked = src.asked.load(Ordering::SeqCst);
+        let desk = &status[0];
+        if connects {
+            assert_eq!(asked, 1, "{status:?}");
+            assert_eq!(desk.state, ConnectionState::Connected, "{desk:?}");
+            assert!(client.tool("mcp_desk_status").is_some(), "{status:?}");
+        } else {
+            // The first connect retries a missing endpoint, asking afresh
+            // each time: an application started meanwhile is found.
+            assert!(asked > 1, "asked {asked} times: {status:?}");
+            assert_eq!(desk.state, ConnectionState::Failed, "{desk:?}");
+            let e = desk.last_error.as_deref().unwrap();
+            assert!(e.contains("no document window is open"), "{e}");
+        }
+        client.shutdown().await;
+    }
+}
