@@ -732,6 +732,18 @@ impl Host {
     /// with JSON object arguments. Errors: [`CallError`] (unknown tool, not
     /// connected, timeout after the server's `timeout` seconds, transport).
     pub async fn call(&self, name: &str, args: serde_json::Value) -> Result<CallResult, CallError> {
+        self.call_with(name, args, None).await
+    }
+
+    /// [`Host::call`] with the server's progress for this call handed to
+    /// `progress` while it runs ([`mcp::McpClient::call_with`]; the gateway's
+    /// route, so not part of the embedding API).
+    pub(crate) async fn call_with(
+        &self,
+        name: &str,
+        args: serde_json::Value,
+        progress: Option<mcp::upstream::ProgressSink>,
+    ) -> Result<CallResult, CallError> {
         // The gate check needs the tool's server (a copy of its record);
         // only a tool whose name a gated server may own needs it — the
         // gateway's hot path usually skips it.
@@ -757,7 +769,7 @@ impl Host {
                 name: name.to_owned(),
             });
         }
-        self.client.call(name, args).await
+        self.client.call_with(name, args, progress).await
     }
 
     /// Every skill with the gate's decision.

@@ -168,6 +168,16 @@ impl Drop for ServedHttp {
 /// on stderr. Its stderr lines are echoed with a `[wasmgate]` prefix.
 /// `configure` may add environment variables.
 pub fn serve_http(args: &[&std::ffi::OsStr], configure: impl FnOnce(&mut Command)) -> ServedHttp {
+    serve_http_logged(args, configure, Default::default())
+}
+
+/// [`serve_http`], also keeping every stderr line of the gateway in `log`
+/// (for a test that looks for what the gateway or its servers logged).
+pub fn serve_http_logged(
+    args: &[&std::ffi::OsStr],
+    configure: impl FnOnce(&mut Command),
+    log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+) -> ServedHttp {
     use std::io::{BufRead, BufReader};
     use std::process::Stdio;
     let mut cmd = wasmgate_dev();
@@ -186,6 +196,12 @@ pub fn serve_http(args: &[&std::ffi::OsStr], configure: impl FnOnce(&mut Command
         let mut sent = false;
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
             eprintln!("[wasmgate] {line}");
+            // Bounded: a test keeps at most its first 100 000 lines.
+            if let Ok(mut log) = log.lock()
+                && log.len() < 100_000
+            {
+                log.push(line.clone());
+            }
             if !sent && let Some(url) = line.strip_prefix("wasmgate serve: listening on ") {
                 let _ = tx.send(url.trim().to_owned());
                 sent = true;

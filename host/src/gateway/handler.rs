@@ -7,8 +7,9 @@
 #![allow(deprecated)]
 
 use super::Gateway;
-use super::sampling::{Caller, SamplingJob};
+use super::sampling::{Caller, ClientJob};
 use crate::host::{Host, SkillRecord};
+use crate::mcp::upstream::ProgressSink;
 use crate::mcp::{CallError, CallResult, ConnectionState, ToolInfo};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
@@ -52,9 +53,10 @@ impl GatewayHandler {
     }
 }
 
-/// Sampling jobs a call may have queued at once (a server asks one at a
-/// time while it handles a call; more wait in the server's own task).
-const SAMPLING_QUEUE: usize = 4;
+/// Messages for its client a call may have queued at once (requests wait
+/// in the server's own task; progress and log lines beyond it are dropped,
+/// docs/security.md "Gateway bounds").
+const CALL_QUEUE: usize = 64;
 
 /// One visible skill as the gateway offers it.
 struct OfferedSkill<'a> {
@@ -197,42 +199,67 @@ impl ServerHandler for GatewayHandler {
             serde_json::Value::Object(Default::default()),
             serde_json::Value::Object,
         );
-        let (jobs, mut queued) = tokio::sync::mpsc::channel::<SamplingJob>(SAMPLING_QUEUE);
+        let (jobs, mut queued) = tokio::sync::mpsc::channel::<ClientJob>(CALL_QUEUE);
+        // The server's progress for this call goes back with the caller's
+        // own token, to this call only; none asked for, none sent.
+        let token = context.meta.get_progress_token();
+        let progress = token.clone().map(|token| {
+            let jobs = jobs.clone();
+            Arc::new(move |mut p: rmcp::model::ProgressNotificationParam| {
+                p.progress_token = token.clone();
+                // Bounded: a client that reads nothing loses progress lines.
+                let _ = jobs.try_send(ClientJob::Progress(p));
+            }) as ProgressSink
+        });
         let caller = Caller {
             session: self.session,
             request: context.id.clone(),
             peer: context.peer.clone(),
             jobs,
+            log_level: self.log_level.clone(),
         };
-        let call = self.gateway.call_from(caller, &name, args);
-        // The server's sampling requests for this call are sent from here,
+        let call = self.gateway.call_from(caller, &name, args, progress);
+        // What the server sends the client for this call is sent from here,
         // this request's own task: rmcp ties a request sent from a request
         // handler to that request, so over HTTP it rides the call's own
         // response stream.
         let peer = context.peer.clone();
-        let serve_sampling = async move {
-            while let Some(job) = queued.recv().await {
-                let answer = peer
-                    .create_message(job.params)
-                    .await
-                    .map_err(|e| e.to_string());
-                let _ = job.reply.send(answer);
+        let outcome = {
+            use futures::StreamExt;
+            let mut call = std::pin::pin!(call);
+            // The client's answers to requests are awaited beside the call
+            // (a request can wait on a person); notifications are sent at
+            // once and in order, each finished before the next message.
+            let mut asking = futures::stream::FuturesUnordered::new();
+            loop {
+                tokio::select! {
+                    r = &mut call => break r,
+                    Some(job) = queued.recv() => match job {
+                        ClientJob::Ask { .. } => asking.push(job.serve(&peer)),
+                        note => note.serve(&peer).await,
+                    },
+                    Some(()) = asking.next(), if !asking.is_empty() => {}
+                    () = context.ct.cancelled() => {
+                        // Dropping the call sends notifications/cancelled to the
+                        // server and frees its place in the route.
+                        return Err(ErrorData::internal_error(
+                            format!("call to '{name}' was cancelled by the client"),
+                            None,
+                        ));
+                    }
+                }
             }
-            std::future::pending::<()>().await;
         };
-        let outcome = tokio::select! {
-            r = call => r,
-            // Never ends on its own (it waits forever once its queue closes).
-            () = serve_sampling => {
-                return Err(ErrorData::internal_error("sampling forwarding stopped", None));
+        // What the server sent before its answer was queued when its answer
+        // was read (crate::mcp::upstream): passed on before the answer,
+        // which ends the call's stream over HTTP. Requests are not sent any
+        // more.
+        while let Ok(job) = queued.try_recv() {
+            match job {
+                ClientJob::Ask { .. } => job.drop_unsent(),
+                note => note.serve(&peer).await,
             }
-            () = context.ct.cancelled() => {
-                return Err(ErrorData::internal_error(
-                    format!("call to '{name}' was cancelled by the client"),
-                    None,
-                ));
-            }
-        };
+        }
         match outcome {
             Ok(r) => Ok(mcp_result(r).into()),
             Err(
@@ -406,9 +433,11 @@ impl ServerHandler for GatewayHandler {
     async fn subscribe(
         &self,
         request: SubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.gateway.subscribe_upstream(request).await
+        self.gateway
+            .subscribe_upstream(self.session, context.peer, request)
+            .await
     }
 
     async fn unsubscribe(
@@ -416,7 +445,9 @@ impl ServerHandler for GatewayHandler {
         request: UnsubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.gateway.unsubscribe_upstream(request).await
+        self.gateway
+            .unsubscribe_upstream(self.session, request)
+            .await
     }
 
     async fn complete(

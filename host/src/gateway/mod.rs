@@ -25,6 +25,11 @@
 //!   its session and request id; a request that cannot be tied to one call
 //!   is refused ([`sampling`]). A client without the sampling capability is
 //!   never asked; the server gets an error that says so.
+//! - During a call: the server's `elicitation/create` and log lines take
+//!   sampling's route to the calling session (elicitation only to a client
+//!   that declared it), its progress goes back with the caller's own token
+//!   to that call alone, and resource updates go to the sessions that
+//!   subscribed ([`sampling`], `docs/mcp-client.md` §7).
 //! - Live changes: [`Gateway::refresh`] loads the plugin folders and config
 //!   again and re-evaluates availability. When nothing that the load decides
 //!   changed (plugins, server entries, availability, skills), the live host is
@@ -214,9 +219,14 @@ impl Gateway {
     /// requests go to the gateway's connected client ([`sampling`]).
     pub async fn start(mut options: GatewayOptions) -> Result<Gateway, HostError> {
         let route = Arc::new(sampling::Route::default());
+        let forward = Arc::new(sampling::ForwardToClient::new(route.clone()));
         if options.host.client.sampling_provider.is_none() {
-            options.host.client.sampling_provider =
-                Some(Arc::new(sampling::ForwardToClient::new(route.clone())));
+            options.host.client.sampling_provider = Some(forward.clone());
+        }
+        // Progress, log lines, resource updates and elicitation of the
+        // servers go to the client whose call or subscription they belong to.
+        if options.host.client.upstream.is_none() {
+            options.host.client.upstream = Some(forward);
         }
         let host = load(options.host.clone()).await?;
         let background = options.discover_in_background;
@@ -308,15 +318,17 @@ impl Gateway {
     }
 
     /// [`Gateway::call`] for a client session: while it runs, a sampling
-    /// request of the tool's server goes to `caller` ([`sampling`]). A
-    /// server whose sampling is active serves one session at a time: the
-    /// wait for another session's calls to end counts against the
-    /// server's `timeout`.
+    /// or elicitation request and the log lines of the tool's server go to
+    /// `caller` ([`sampling`]), and its progress for this call to
+    /// `progress`. A server whose sampling is active serves one session at
+    /// a time: the wait for another session's calls to end counts against
+    /// the server's `timeout`.
     pub(crate) async fn call_from(
         &self,
         caller: sampling::Caller,
         name: &str,
         args: serde_json::Value,
+        progress: Option<crate::mcp::upstream::ProgressSink>,
     ) -> Result<CallResult, CallError> {
         let mut host = self.host();
         if host.tool(name).is_none() {
@@ -352,7 +364,7 @@ impl Gateway {
             None => None,
         };
         let _in_flight = route.enter(&server, caller);
-        host.call(name, args).await
+        host.call_with(name, args, progress).await
     }
 
     /// While the first discovery runs in the background, waits until it

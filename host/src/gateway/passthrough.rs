@@ -23,7 +23,6 @@
 use super::Gateway;
 use crate::mcp::ToolInfo;
 use crate::naming;
-use rmcp::RoleClient;
 use rmcp::model::{
     CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResult,
     PaginatedRequestParams, Prompt, ReadResourceRequestParams, ReadResourceResult, Resource,
@@ -31,6 +30,7 @@ use rmcp::model::{
 };
 use rmcp::service::Peer;
 use rmcp::{ErrorData, ServiceError};
+use rmcp::{RoleClient, RoleServer};
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::time::Duration;
@@ -396,21 +396,33 @@ impl Gateway {
         bounded(&server, "resources/read", peer.read_resource(request)).await
     }
 
-    /// `resources/subscribe` on the offered server the URI belongs to.
+    /// `resources/subscribe` on the offered server the URI belongs to;
+    /// its `notifications/resources/updated` for that URI then go to
+    /// `session` (and every other session that subscribed to it).
     pub(super) async fn subscribe_upstream(
         &self,
+        session: u64,
+        client: Peer<RoleServer>,
         request: SubscribeRequestParams,
     ) -> Result<(), ErrorData> {
         let (server, peer) = self.owner_peer(&request.uri).await?;
-        bounded(&server, "resources/subscribe", peer.subscribe(request)).await
+        let uri = request.uri.clone();
+        bounded(&server, "resources/subscribe", peer.subscribe(request)).await?;
+        self.inner.route.subscribe(session, client, &server, &uri);
+        Ok(())
     }
 
-    /// `resources/unsubscribe` on the offered server the URI belongs to.
+    /// `resources/unsubscribe` for `session`: forwarded to the server the
+    /// URI belongs to unless another session still subscribes to it.
     pub(super) async fn unsubscribe_upstream(
         &self,
+        session: u64,
         request: UnsubscribeRequestParams,
     ) -> Result<(), ErrorData> {
         let (server, peer) = self.owner_peer(&request.uri).await?;
+        if self.inner.route.unsubscribe(session, &server, &request.uri) {
+            return Ok(());
+        }
         bounded(&server, "resources/unsubscribe", peer.unsubscribe(request)).await
     }
 

@@ -27,6 +27,20 @@
 //!   refused with an error saying why; nobody is asked.
 //! - A client that did not declare the sampling capability gets no request:
 //!   the server receives a clear error instead.
+//!
+//! Elicitation (`elicitation/create`) takes the same route: the session
+//! whose calls to that server are in flight, asked from the call's own
+//! handler, only when it declared elicitation (else the server gets an
+//! error saying so), bounded in size and time ([`crate::mcp::upstream`]).
+//! Without a sampling lane, calls of several sessions to one server may run
+//! side by side; an elicitation then cannot be tied to one of them and is
+//! refused. Log lines (`notifications/message`) follow the same rule and go
+//! to that session at the level it chose with `logging/setLevel` (none
+//! chosen: every line the server sends); a line that cannot be tied to one
+//! session stays in wasmgate's log. Progress needs no guess: each forwarded
+//! call's upstream progress token belongs to that call alone, and its
+//! notifications go back with the caller's own token. Resource updates go to
+//! every session that subscribed to that URI of that server.
 
 // rmcp marks sampling deprecated (SEP-2577, protocol 2026-07-28); clients
 // on earlier protocol versions still use it, and `docs/mcp-client.md` §5 requires it.
@@ -34,23 +48,133 @@
 
 use super::lock;
 use crate::mcp::sampling::{SamplingFuture, SamplingProvider, SamplingRequest, SamplingResponse};
+use crate::mcp::upstream::{ElicitFuture, UpstreamSink};
 use rmcp::RoleServer;
-use rmcp::model::{CreateMessageRequestParams, CreateMessageResult, RequestId};
-use rmcp::service::Peer;
+use rmcp::model::{
+    CancelledNotificationParam, ClientResult, CreateMessageRequest, CreateMessageRequestParams,
+    CustomRequest, LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam,
+    RequestId, ServerRequest,
+};
+use rmcp::service::{Peer, PeerRequestOptions};
 use std::collections::HashMap;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use tokio::sync::{Notify, mpsc, oneshot};
 
-/// One sampling request handed to the call it belongs to; the call's
-/// handler sends it to its client and answers on `reply`.
-pub(crate) struct SamplingJob {
-    pub params: CreateMessageRequestParams,
-    pub reply: oneshot::Sender<Result<CreateMessageResult, String>>,
+/// What the client of a call is asked on the server's behalf.
+pub(crate) enum ClientAsk {
+    /// `sampling/createMessage`.
+    Sampling(CreateMessageRequestParams),
+    /// `elicitation/create`, its params as the server sent them.
+    Elicitation(serde_json::Value),
+}
+
+/// One message for the client whose call it belongs to; the call's handler
+/// sends it from its own task (over HTTP it rides that call's stream).
+pub(crate) enum ClientJob {
+    /// A request; the answer goes back on `reply`.
+    Ask {
+        ask: ClientAsk,
+        reply: oneshot::Sender<Result<ClientResult, String>>,
+    },
+    /// `notifications/progress`, already with the caller's token.
+    Progress(ProgressNotificationParam),
+    /// `notifications/message`, already past the session's level.
+    Log(LoggingMessageNotificationParam),
+}
+
+impl ClientAsk {
+    /// The request to the agent; sampling checked as rmcp's
+    /// `create_message` checks it.
+    fn request(self, peer: &Peer<RoleServer>) -> Result<ServerRequest, String> {
+        Ok(match self {
+            ClientAsk::Sampling(params) => {
+                if (params.tools.is_some() || params.tool_choice.is_some())
+                    && !peer.supports_sampling_tools()
+                {
+                    return Err(
+                        "tools or toolChoice provided but the client does not declare \
+                                sampling tools"
+                            .into(),
+                    );
+                }
+                params.validate()?;
+                ServerRequest::CreateMessageRequest(CreateMessageRequest::new(params))
+            }
+            ClientAsk::Elicitation(params) => ServerRequest::CustomRequest(CustomRequest::new(
+                Need::Elicitation.method(),
+                Some(params),
+            )),
+        })
+    }
+}
+
+impl ClientJob {
+    /// Sends the job to the client of `peer`; a request's answer goes back
+    /// on its `reply`.
+    pub(crate) async fn serve(self, peer: &Peer<RoleServer>) {
+        match self {
+            ClientJob::Ask { ask, mut reply } => {
+                let request = match ask.request(peer) {
+                    Ok(r) => r,
+                    Err(why) => {
+                        let _ = reply.send(Err(why));
+                        return;
+                    }
+                };
+                let handle = match peer
+                    .send_request_with_option(request, PeerRequestOptions::no_options())
+                    .await
+                {
+                    Ok(h) => h,
+                    Err(e) => {
+                        let _ = reply.send(Err(e.to_string()));
+                        return;
+                    }
+                };
+                // Dropped unanswered (the server withdrew its request, its
+                // call ended): the agent's request is withdrawn too.
+                let mut guard = crate::mcp::CancelOnDrop {
+                    peer: peer.clone(),
+                    id: Some(handle.id.clone()),
+                };
+                tokio::select! {
+                    answer = handle.await_response() => {
+                        guard.disarm();
+                        let _ = reply.send(answer.map_err(|e| e.to_string()));
+                    }
+                    () = reply.closed() => {
+                        // Sent from this task, so over HTTP it rides the call's stream.
+                        if let Some(id) = guard.id.take() {
+                            let _ = peer
+                                .notify_cancelled(CancelledNotificationParam::new(
+                                    Some(id),
+                                    Some("the MCP server withdrew its request".into()),
+                                ))
+                                .await;
+                        }
+                    }
+                }
+            }
+            ClientJob::Progress(p) => {
+                let _ = peer.notify_progress(p).await;
+            }
+            ClientJob::Log(p) => {
+                let _ = peer.notify_logging_message(p).await;
+            }
+        }
+    }
+
+    /// Answers a request that will not be sent (its call ended).
+    pub(crate) fn drop_unsent(self) {
+        if let ClientJob::Ask { reply, .. } = self {
+            let _ = reply.send(Err("the call it belongs to ended before it was sent".into()));
+        }
+    }
 }
 
 /// The originating request of a `tools/call`: which client session, which
-/// request of it, and where its sampling jobs go.
+/// request of it, and where its jobs go.
 pub(crate) struct Caller {
     /// The gateway's number for the client session.
     pub session: u64,
@@ -58,8 +182,56 @@ pub(crate) struct Caller {
     pub request: RequestId,
     /// The client session.
     pub peer: Peer<RoleServer>,
-    /// The call handler's sampling queue.
-    pub jobs: mpsc::Sender<SamplingJob>,
+    /// The call handler's queue.
+    pub jobs: mpsc::Sender<ClientJob>,
+    /// The level the session chose with `logging/setLevel` (`None`: all).
+    pub log_level: Arc<Mutex<Option<LoggingLevel>>>,
+}
+
+/// What a server asks the client for: decides the capability it needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Need {
+    Sampling,
+    Elicitation,
+}
+
+impl Need {
+    fn name(self) -> &'static str {
+        match self {
+            Need::Sampling => "sampling",
+            Need::Elicitation => "elicitation",
+        }
+    }
+
+    fn method(self) -> &'static str {
+        match self {
+            Need::Sampling => "sampling/createMessage",
+            Need::Elicitation => "elicitation/create",
+        }
+    }
+
+    fn declared(self, peer: &Peer<RoleServer>) -> bool {
+        peer.peer_info().is_some_and(|i| match self {
+            Need::Sampling => i.capabilities.sampling.is_some(),
+            Need::Elicitation => i.capabilities.elicitation.is_some(),
+        })
+    }
+}
+
+/// Where a message of a server goes: the queue of a call, the level its
+/// session chose, the session.
+type Target = (
+    mpsc::Sender<ClientJob>,
+    Arc<Mutex<Option<LoggingLevel>>>,
+    Peer<RoleServer>,
+);
+
+/// One session's subscription to a URI of a server.
+struct Subscription {
+    session: u64,
+    peer: Peer<RoleServer>,
+    server: String,
+    uri: String,
 }
 
 struct CallEntry {
@@ -90,6 +262,8 @@ pub(crate) struct Route {
     lanes: Mutex<HashMap<String, Lane>>,
     lane_freed: Notify,
     next: AtomicU64,
+    /// Resource subscriptions by session.
+    subscriptions: Mutex<Vec<Subscription>>,
 }
 
 /// Removes its call from [`Route`]'s in-flight list when dropped (the call
@@ -220,10 +394,22 @@ impl Route {
         InFlight { route: self, id }
     }
 
-    /// Where `server`'s sampling request goes: the queue of the oldest call
-    /// in flight to it, when all its calls in flight belong to one client
-    /// session that declared sampling; else why it goes nowhere.
-    fn client_for(&self, server: &str) -> Result<mpsc::Sender<SamplingJob>, String> {
+    /// Where `server`'s request goes: the queue of the oldest call in
+    /// flight to it, when all its calls in flight belong to one client
+    /// session that declared what the request needs; else why it goes
+    /// nowhere.
+    fn client_for(&self, server: &str, need: Need) -> Result<mpsc::Sender<ClientJob>, String> {
+        let (jobs, _, peer) = self.one_session(server, need.name())?;
+        if !need.declared(&peer) {
+            return Err(no_capability(&peer, need));
+        }
+        Ok(jobs)
+    }
+
+    /// The queue, log level and session of the oldest call in flight to
+    /// `server` when all its calls in flight belong to one session; else
+    /// why there is none (`what`: the kind of message, for the reason).
+    fn one_session(&self, server: &str, what: &str) -> Result<Target, String> {
         let calls = lock(&self.calls);
         let live: Vec<&CallEntry> = calls
             .iter()
@@ -232,7 +418,7 @@ impl Route {
         let Some(first) = live.first() else {
             return Err(format!(
                 "no call of a gateway client to '{server}' is in flight, so wasmgate serve \
-                 cannot tell which client the request belongs to (it forwards sampling only \
+                 cannot tell which client the request belongs to (it forwards {what} only \
                  to the client whose tools/call the server is serving)"
             ));
         };
@@ -245,46 +431,144 @@ impl Route {
                  serve cannot tell which client the request belongs to; it was refused"
             ));
         }
-        if !supports_sampling(&first.caller.peer) {
-            return Err(no_capability(&first.caller.peer));
-        }
         tracing::debug!(
             server,
             session = first.caller.session,
             request = ?first.caller.request,
-            "sampling request routed to the originating call"
+            "{what} routed to the originating call"
         );
-        Ok(first.caller.jobs.clone())
+        Ok((
+            first.caller.jobs.clone(),
+            first.caller.log_level.clone(),
+            first.caller.peer.clone(),
+        ))
+    }
+
+    /// Records that `session` subscribed to `uri` of `server`.
+    pub(crate) fn subscribe(&self, session: u64, peer: Peer<RoleServer>, server: &str, uri: &str) {
+        let mut subs = lock(&self.subscriptions);
+        subs.retain(|s| !s.peer.is_transport_closed());
+        if !subs
+            .iter()
+            .any(|s| s.session == session && s.server == server && s.uri == uri)
+        {
+            subs.push(Subscription {
+                session,
+                peer,
+                server: server.to_owned(),
+                uri: uri.to_owned(),
+            });
+        }
+    }
+
+    /// Forgets `session`'s subscription to `uri` of `server`; whether
+    /// another live session still holds one (then the server's
+    /// subscription stays).
+    pub(crate) fn unsubscribe(&self, session: u64, server: &str, uri: &str) -> bool {
+        let mut subs = lock(&self.subscriptions);
+        let this = |s: &Subscription| s.session == session && s.server == server && s.uri == uri;
+        subs.retain(|s| !(s.peer.is_transport_closed() || this(s)));
+        subs.iter().any(|s| s.server == server && s.uri == uri)
+    }
+
+    /// The live sessions subscribed to `uri` of `server`.
+    fn subscribers(&self, server: &str, uri: &str) -> Vec<Peer<RoleServer>> {
+        let mut subs = lock(&self.subscriptions);
+        subs.retain(|s| !s.peer.is_transport_closed());
+        subs.iter()
+            .filter(|s| s.server == server && s.uri == uri)
+            .map(|s| s.peer.clone())
+            .collect()
     }
 }
 
-fn supports_sampling(peer: &Peer<RoleServer>) -> bool {
-    peer.peer_info()
-        .is_some_and(|i| i.capabilities.sampling.is_some())
-}
-
-fn no_capability(peer: &Peer<RoleServer>) -> String {
+fn no_capability(peer: &Peer<RoleServer>, need: Need) -> String {
     let name = peer
         .peer_info()
         .map(|i| format!("'{}'", i.client_info.name))
         .unwrap_or_else(|| "connected to wasmgate serve".into());
     format!(
-        "the MCP client {name} did not declare the sampling capability, so wasmgate serve \
-         cannot forward sampling/createMessage to it"
+        "the MCP client {name} did not declare the {} capability, so wasmgate serve \
+         cannot forward {} to it",
+        need.name(),
+        need.method()
     )
 }
 
-/// The gateway's [`SamplingProvider`]: forwards each admitted request to
-/// the gateway's own MCP client (see the module docs). The model the policy
-/// chose goes to the client as the first model hint; the client picks the
-/// model it answers with. `tokens_used` is 0: MCP results carry no usage.
+/// Rank of a log level, least severe first (MCP's RFC 5424 order).
+fn rank(level: LoggingLevel) -> u8 {
+    level as u8
+}
+
+/// The gateway's [`SamplingProvider`] and [`UpstreamSink`]: forwards each
+/// admitted sampling request, each elicitation request and each log line to
+/// the gateway's own MCP client whose call it belongs to, and resource
+/// updates to the sessions that subscribed (see the module docs). The model
+/// the policy chose goes to the client as the first model hint; the client
+/// picks the model it answers with. `tokens_used` is 0: MCP results carry
+/// no usage.
 pub struct ForwardToClient {
-    route: std::sync::Arc<Route>,
+    route: Arc<Route>,
 }
 
 impl ForwardToClient {
-    pub(crate) fn new(route: std::sync::Arc<Route>) -> ForwardToClient {
+    pub(crate) fn new(route: Arc<Route>) -> ForwardToClient {
         ForwardToClient { route }
+    }
+
+    /// Asks the client whose call `server` is serving; its answer.
+    async fn ask(&self, server: &str, need: Need, ask: ClientAsk) -> Result<ClientResult, String> {
+        let jobs = self.route.client_for(server, need)?;
+        let (reply, answer) = oneshot::channel();
+        let ended = || "the call it belongs to ended before it was answered".to_string();
+        jobs.send(ClientJob::Ask { ask, reply })
+            .await
+            .map_err(|_| ended())?;
+        answer
+            .await
+            .map_err(|_| ended())?
+            .map_err(|e| format!("the gateway's MCP client answered: {e}"))
+    }
+}
+
+/// How long one client may take to accept a resource update.
+const UPDATE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
+
+impl UpstreamSink for ForwardToClient {
+    fn log(&self, server: &str, params: LoggingMessageNotificationParam) {
+        // A line that cannot be tied to one session stays in wasmgate's log.
+        let Ok((jobs, level, _)) = self.route.one_session(server, "log lines") else {
+            return;
+        };
+        let min = *lock(&level);
+        if min.is_some_and(|min| rank(params.level) < rank(min)) {
+            return;
+        }
+        // Bounded: a full queue (a client that reads nothing) drops lines.
+        let _ = jobs.try_send(ClientJob::Log(params));
+    }
+
+    fn resource_updated(&self, server: &str, uri: &str) {
+        for peer in self.route.subscribers(server, uri) {
+            let uri = uri.to_owned();
+            tokio::spawn(async move {
+                let update = rmcp::model::ResourceUpdatedNotificationParam::new(uri);
+                let _ = tokio::time::timeout(UPDATE_TIMEOUT, peer.notify_resource_updated(update))
+                    .await;
+            });
+        }
+    }
+
+    fn elicit(&self, server: &str, params: serde_json::Value) -> ElicitFuture<'_> {
+        let server = server.to_owned();
+        Box::pin(async move {
+            let fail = |why: String| format!("elicitation request of MCP server '{server}': {why}");
+            let answer = self
+                .ask(&server, Need::Elicitation, ClientAsk::Elicitation(params))
+                .await
+                .map_err(fail)?;
+            serde_json::to_value(answer).map_err(|e| fail(format!("unreadable answer: {e}")))
+        })
     }
 }
 
@@ -301,17 +585,15 @@ impl SamplingProvider for ForwardToClient {
         Box::pin(async move {
             let server = request.server.clone();
             let fail = |why: String| format!("sampling request of MCP server '{server}': {why}");
-            let jobs = self.route.client_for(&server).map_err(fail)?;
             let params = to_params(request).map_err(fail)?;
-            let (reply, answer) = oneshot::channel();
-            let ended = || fail("the call it belongs to ended before it was answered".into());
-            jobs.send(SamplingJob { params, reply })
+            let result = match self
+                .ask(&server, Need::Sampling, ClientAsk::Sampling(params))
                 .await
-                .map_err(|_| ended())?;
-            let result = answer
-                .await
-                .map_err(|_| ended())?
-                .map_err(|e| fail(format!("the gateway's MCP client answered: {e}")))?;
+                .map_err(fail)?
+            {
+                ClientResult::CreateMessageResult(r) => *r,
+                _ => return Err(fail("the client's answer is not a sampling result".into())),
+            };
             let message = serde_json::to_value(&result.message)
                 .map_err(|e| fail(format!("unreadable answer: {e}")))?;
             Ok(SamplingResponse {

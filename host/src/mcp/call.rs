@@ -7,7 +7,8 @@ use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam,
     ClientRequest, RequestId, ServerResult,
 };
-use rmcp::service::{Peer, PeerRequestOptions};
+use rmcp::service::{Peer, PeerRequestOptions, ServiceRole};
+use std::sync::Arc;
 
 /// A `tools/call` result with its content blocks as JSON: the typed ones
 /// serialized again, and — when a block of a type this client does not know
@@ -19,19 +20,30 @@ pub(super) struct RawCallResult {
 }
 
 /// Sends `notifications/cancelled` for a request when dropped before
-/// [`CancelOnDrop::disarm`] (a call abandoned by its caller or its timeout).
-pub(super) struct CancelOnDrop {
-    pub(super) peer: Peer<RoleClient>,
-    pub(super) id: Option<RequestId>,
+/// [`CancelOnDrop::disarm`] (a call abandoned by its caller or its timeout;
+/// on the gateway's side, a request to its agent that the server withdrew
+/// or whose call ended).
+pub(crate) struct CancelOnDrop<R: ServiceRole = RoleClient>
+where
+    R::Not: From<CancelledNotification>,
+{
+    pub(crate) peer: Peer<R>,
+    pub(crate) id: Option<RequestId>,
 }
 
-impl CancelOnDrop {
-    pub(super) fn disarm(&mut self) {
+impl<R: ServiceRole> CancelOnDrop<R>
+where
+    R::Not: From<CancelledNotification>,
+{
+    pub(crate) fn disarm(&mut self) {
         self.id = None;
     }
 }
 
-impl Drop for CancelOnDrop {
+impl<R: ServiceRole> Drop for CancelOnDrop<R>
+where
+    R::Not: From<CancelledNotification>,
+{
     fn drop(&mut self) {
         let Some(id) = self.id.take() else { return };
         let Ok(rt) = tokio::runtime::Handle::try_current() else {
@@ -57,11 +69,19 @@ impl Drop for CancelOnDrop {
 pub(super) async fn call_tool_tolerant(
     peer: &Peer<RoleClient>,
     params: CallToolRequestParams,
+    progress: Option<(
+        &Arc<super::upstream::ProgressRoutes>,
+        super::upstream::ProgressSink,
+    )>,
 ) -> Result<RawCallResult, rmcp::ServiceError> {
     let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
     let handle = peer
         .send_request_with_option(request, PeerRequestOptions::no_options())
         .await?;
+    // rmcp put a fresh progress token on the request: the caller gets the
+    // progress with that token, and nobody else does.
+    let _route =
+        progress.map(|(routes, sink)| routes.register(handle.progress_token.clone(), sink));
     let mut guard = CancelOnDrop {
         peer: peer.clone(),
         id: Some(handle.id.clone()),

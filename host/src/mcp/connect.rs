@@ -203,6 +203,7 @@ pub(super) async fn connect_attempt(
     limit: Duration,
 ) -> Result<Connected, ConnectError> {
     let generation = inner.next_generation.fetch_add(1, Ordering::Relaxed);
+    let progress: Arc<super::upstream::ProgressRoutes> = Default::default();
     let handler = Handler {
         server: spec.name.clone(),
         generation,
@@ -211,6 +212,13 @@ pub(super) async fn connect_attempt(
         sampling: inner.sampling_setup(spec),
         refresh: Default::default(),
         log_limit: Default::default(),
+        upstream: inner.options.upstream.clone(),
+        tap: Arc::new(super::upstream::Tap {
+            server: spec.name.clone(),
+            redactor: redactor.clone(),
+            upstream: inner.options.upstream.clone(),
+            progress: progress.clone(),
+        }),
     };
     let child_slot = Mutex::new(None);
     let attempt = async {
@@ -254,6 +262,7 @@ pub(super) async fn connect_attempt(
                 peer: opened.peer.clone(),
                 cancel: Mutex::new(Some(opened.service.cancellation_token())),
                 child: opened.child,
+                progress,
             },
             tools,
             server_info,

@@ -1,8 +1,11 @@
 //! The rmcp client handler of one session: identifies wasmgate, forwards
 //! server log notifications to the log (redacted, with the server's name),
 //! refreshes the server's tools on `notifications/tools/list_changed`
-//! (`docs/mcp-client.md` §2), and serves `sampling/createMessage` through the
-//! agent's provider under the server's policy (§5).
+//! (`docs/mcp-client.md` §2), serves `sampling/createMessage` through the
+//! agent's provider under the server's policy (§5), and hands resource
+//! updates and `elicitation/create` to the embedder's [`UpstreamSink`] (§7,
+//! "Pass-through"; progress and log lines reach it from the transport's
+//! [`Tap`], in the server's order).
 
 // rmcp marks logging and sampling deprecated (SEP-2577, protocol 2026-07-28);
 // servers on earlier protocol versions still use both, and `docs/mcp-client.md` §5 requires
@@ -21,7 +24,12 @@ use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 
 use super::Inner;
 use super::sampling::{self, SamplingDenied, SamplingRequest, SamplingSetup};
+use super::upstream::{ELICITATION_TIMEOUT, MAX_ELICITATION_BYTES, Tap, UpstreamSink};
 use crate::secret::Redactor;
+use rmcp::model::{
+    CustomRequest, CustomResult, ElicitRequestParams, ElicitResult, ElicitationCapability,
+    FormElicitationCapability, ResourceUpdatedNotificationParam,
+};
 
 /// Longest server log message forwarded, in characters.
 const MAX_LOG_CHARS: usize = 2000;
@@ -99,7 +107,16 @@ pub(crate) struct Handler {
     pub log_limit: std::sync::Arc<std::sync::Mutex<LogLimit>>,
     /// Coalesces `notifications/tools/list_changed` of this session.
     pub refresh: Arc<Mutex<Refresh>>,
+    /// The embedder's receiver of what is not an answer (the gateway);
+    /// `None` = elicitation is not declared.
+    pub upstream: Option<Arc<dyn UpstreamSink>>,
+    /// What the session's transport hands on as it reads: progress to
+    /// its call, log lines to `upstream` ([`super::upstream`]).
+    pub tap: Arc<Tap>,
 }
+
+/// The method of an elicitation request.
+const ELICITATION_METHOD: &str = "elicitation/create";
 
 /// Re-list state of one session (docs/security.md, "Gateway bounds"): at
 /// most one `tools/list` refresh runs and at most one more is queued, however
@@ -148,6 +165,12 @@ impl ClientHandler for Handler {
             sampling.tools = Some(JsonObject::default());
             capabilities.sampling = Some(sampling);
         }
+        // Elicitation is declared only when someone can answer it (the
+        // gateway forwards it to the client whose call it belongs to).
+        if self.upstream.is_some() {
+            capabilities.elicitation =
+                Some(ElicitationCapability::new().with_form(FormElicitationCapability::new()));
+        }
         ClientConfig::new(
             capabilities,
             Implementation::new("wasmgate", env!("CARGO_PKG_VERSION")),
@@ -157,7 +180,7 @@ impl ClientHandler for Handler {
     async fn create_message(
         &self,
         params: CreateMessageRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, rmcp::ErrorData> {
         let Some(setup) = &self.sampling else {
             return Err(rmcp::ErrorData::invalid_request(
@@ -185,7 +208,8 @@ impl ClientHandler for Handler {
             temperature: params.temperature,
             stop_sequences: params.stop_sequences.clone().unwrap_or_default(),
         };
-        let outcome = sampling::run(setup, &self.server, hints, request).await;
+        let outcome =
+            until_cancelled(&context, sampling::run(setup, &self.server, hints, request)).await?;
         let response = outcome.map_err(|e| {
             let msg = self.redactor.redact(&e.to_string());
             tracing::warn!(server = %self.server, "sampling request refused: {msg}");
@@ -206,6 +230,53 @@ impl ClientHandler for Handler {
         let mut result = CreateMessageResult::new(message, response.model);
         result.stop_reason = response.stop_reason;
         Ok(result)
+    }
+
+    async fn create_elicitation(
+        &self,
+        params: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, rmcp::ErrorData> {
+        let params = serde_json::to_value(&params).map_err(|e| {
+            rmcp::ErrorData::invalid_params(format!("unreadable elicitation request: {e}"), None)
+        })?;
+        let answer = until_cancelled(&context, self.elicit(params)).await??;
+        serde_json::from_value(answer).map_err(|e| {
+            rmcp::ErrorData::internal_error(
+                format!("the client's answer is not an elicitation result: {e}"),
+                None,
+            )
+        })
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        context: RequestContext<RoleClient>,
+    ) -> Result<CustomResult, rmcp::ErrorData> {
+        // An elicitation whose params rmcp's types do not read (a newer
+        // schema form) is passed on as the server wrote it.
+        if request.method != ELICITATION_METHOD {
+            return Err(rmcp::ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                request.method,
+                None,
+            ));
+        }
+        let params = request.params.unwrap_or(serde_json::Value::Null);
+        until_cancelled(&context, self.elicit(params))
+            .await?
+            .map(CustomResult)
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        if let Some(sink) = &self.upstream {
+            sink.resource_updated(&self.server, &params.uri);
+        }
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
@@ -254,6 +325,8 @@ impl ClientHandler for Handler {
         if !admitted {
             return;
         }
+        // Passed on to the embedder by the transport's tap already, in
+        // the server's order (super::upstream); this is wasmgate's own log.
         let data = match &params.data {
             serde_json::Value::String(s) => s.clone(),
             other => other.to_string(),
@@ -283,6 +356,71 @@ impl ClientHandler for Handler {
                 tracing::error!(target: "wasmgate::mcp::server_log", server = %self.server, logger, "{data}")
             }
         }
+    }
+}
+
+impl Handler {
+    /// Passes an elicitation request on to the embedder, bounded in size
+    /// and time; the answer as JSON. Errors go back to the server.
+    async fn elicit(
+        &self,
+        params: serde_json::Value,
+    ) -> Result<serde_json::Value, rmcp::ErrorData> {
+        let refuse = |why: String| {
+            let msg = self.redactor.redact(&why);
+            tracing::warn!(server = %self.server, "elicitation request refused: {msg}");
+            rmcp::ErrorData::invalid_request(msg, None)
+        };
+        let Some(sink) = &self.upstream else {
+            return Err(refuse("wasmgate has no client to ask".into()));
+        };
+        let size = serde_json::to_vec(&params).map_or(usize::MAX, |v| v.len());
+        if size > MAX_ELICITATION_BYTES {
+            return Err(refuse(format!(
+                "the request has {size} bytes, more than the {MAX_ELICITATION_BYTES} wasmgate passes on"
+            )));
+        }
+        let answer = match tokio::time::timeout(
+            ELICITATION_TIMEOUT,
+            sink.elicit(&self.server, params),
+        )
+        .await
+        {
+            Err(_) => {
+                return Err(refuse(format!(
+                    "no answer within {} s",
+                    ELICITATION_TIMEOUT.as_secs()
+                )));
+            }
+            Ok(Err(why)) => return Err(refuse(why)),
+            Ok(Ok(a)) => a,
+        };
+        let size = serde_json::to_vec(&answer).map_or(usize::MAX, |v| v.len());
+        if size > MAX_ELICITATION_BYTES {
+            return Err(refuse(format!(
+                "the client's answer has {size} bytes, more than the {MAX_ELICITATION_BYTES} wasmgate passes on"
+            )));
+        }
+        tracing::info!(server = %self.server, "elicitation request answered by the client");
+        Ok(answer)
+    }
+}
+
+/// Runs `work` until the server cancels the request it serves
+/// (`notifications/cancelled`): then `work` is dropped, which withdraws
+/// what it asked of the embedder (the gateway cancels its request to the
+/// agent), and the error is what rmcp would send (it sends nothing for a
+/// cancelled request).
+async fn until_cancelled<T>(
+    context: &RequestContext<RoleClient>,
+    work: impl std::future::Future<Output = T>,
+) -> Result<T, rmcp::ErrorData> {
+    tokio::select! {
+        r = work => Ok(r),
+        () = context.ct.cancelled() => Err(rmcp::ErrorData::invalid_request(
+            "the server cancelled its request",
+            None,
+        )),
     }
 }
 

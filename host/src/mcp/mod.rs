@@ -29,6 +29,7 @@ pub mod oauth;
 mod peers;
 pub mod sampling;
 pub mod transport;
+pub mod upstream;
 
 mod call;
 mod connect;
@@ -68,6 +69,7 @@ pub const MAX_TOOLS_BYTES_PER_SERVER: usize = 16 * 1024 * 1024;
 /// How often a connected stdio child is checked for having exited (a
 /// helper it started may keep its stdout open, so no end of stream comes).
 const CHILD_WATCH: Duration = Duration::from_millis(100);
+pub(crate) use call::CancelOnDrop;
 pub use handler::LOG_NOTIFICATIONS_PER_SECOND;
 pub use line_transport::{MAX_CONTENT_BLOCKS, MAX_TOOLS_PAGE_BYTES};
 
@@ -358,6 +360,19 @@ impl McpClient {
     /// text redacted; a successful result only has the server's literal
     /// configured secrets redacted. Results over `max_result_bytes` are cut.
     pub async fn call(&self, name: &str, args: serde_json::Value) -> Result<CallResult, CallError> {
+        self.call_with(name, args, None).await
+    }
+
+    /// [`McpClient::call`], with the server's `notifications/progress` for
+    /// this call (and only this call) handed to `progress` while it runs
+    /// ([`upstream`]). `progress` is called as the session's transport is
+    /// read: it must queue, never block.
+    pub async fn call_with(
+        &self,
+        name: &str,
+        args: serde_json::Value,
+        progress: Option<upstream::ProgressSink>,
+    ) -> Result<CallResult, CallError> {
         let (session, server, tool, timeout, redactor, max_bytes) = {
             let st = self.inner.read();
             let Some(&i) = st.index.get(name) else {
@@ -400,37 +415,45 @@ impl McpClient {
             params = params.with_arguments(a);
         }
         // Dropping the request future on timeout sends notifications/cancelled.
-        let result =
-            match tokio::time::timeout(timeout, call_tool_tolerant(&session.peer, params)).await {
-                Err(_) => {
-                    return Err(CallError::Timeout {
-                        server,
-                        tool,
-                        seconds: timeout.as_secs_f64(),
-                    });
-                }
-                Ok(Err(e)) => {
-                    // The session ended under the call: say how the process ended.
-                    let exited = match &session.child {
-                        Some(c) if !matches!(e, rmcp::ServiceError::McpError(_)) => {
-                            transport::exit_status(c).await
-                        }
-                        _ => None,
-                    };
-                    let message = match exited {
-                        Some(status) => {
-                            format!("the server process exited ({status}) before it answered")
-                        }
-                        None => e.to_string(),
-                    };
-                    return Err(CallError::Failed {
-                        message: redactor.redact(&message),
-                        server,
-                        tool,
-                    });
-                }
-                Ok(Ok(r)) => r,
-            };
+        let result = match tokio::time::timeout(
+            timeout,
+            call_tool_tolerant(
+                &session.peer,
+                params,
+                progress.map(|sink| (&session.progress, sink)),
+            ),
+        )
+        .await
+        {
+            Err(_) => {
+                return Err(CallError::Timeout {
+                    server,
+                    tool,
+                    seconds: timeout.as_secs_f64(),
+                });
+            }
+            Ok(Err(e)) => {
+                // The session ended under the call: say how the process ended.
+                let exited = match &session.child {
+                    Some(c) if !matches!(e, rmcp::ServiceError::McpError(_)) => {
+                        transport::exit_status(c).await
+                    }
+                    _ => None,
+                };
+                let message = match exited {
+                    Some(status) => {
+                        format!("the server process exited ({status}) before it answered")
+                    }
+                    None => e.to_string(),
+                };
+                return Err(CallError::Failed {
+                    message: redactor.redact(&message),
+                    server,
+                    tool,
+                });
+            }
+            Ok(Ok(r)) => r,
+        };
         let RawCallResult {
             mut content,
             structured_content: mut structured,

@@ -23,6 +23,8 @@ pub(super) struct Session {
     pub(super) peer: Peer<RoleClient>,
     pub(super) cancel: Mutex<Option<RunningServiceCancellationToken>>,
     pub(super) child: Option<Arc<Mutex<ChildGuard>>>,
+    /// The progress tokens of this session's calls in flight.
+    pub(super) progress: Arc<super::upstream::ProgressRoutes>,
 }
 
 impl Session {

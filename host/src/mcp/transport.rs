@@ -664,6 +664,7 @@ pub(crate) async fn open_stdio(
                 redactor.clone(),
                 noise.clone(),
             ));
+    let transport = super::upstream::Tapped::new(transport, handler.tap.clone());
     match handler.serve(transport).await {
         Ok(service) => {
             let peer = service.peer().clone();
@@ -823,7 +824,10 @@ where
         .custom_headers(headers)
         .max_sse_event_size(message_limit)
         .max_json_response_size(message_limit);
-    let transport = StreamableHttpClientTransport::with_client(client, config);
+    let transport = super::upstream::Tapped::new(
+        StreamableHttpClientTransport::with_client(client, config),
+        handler.tap.clone(),
+    );
     let service = handler.serve(transport).await?;
     let peer = service.peer().clone();
     Ok(Opened {

@@ -101,6 +101,11 @@ pub struct ClientOptions {
     /// The longest registered tool name (`serve --name-budget`,
     /// [`naming::agent_name_budget`](crate::naming::agent_name_budget)); `None` = [`naming::MAX_TOOL_NAME`](crate::naming::MAX_TOOL_NAME).
     pub name_budget: Option<usize>,
+    /// Where servers' progress, log lines, resource updates and
+    /// elicitation requests go besides wasmgate's log (the gateway's
+    /// clients, [`upstream`](super::upstream)); `None` = the elicitation
+    /// capability is not declared.
+    pub upstream: Option<Arc<dyn super::upstream::UpstreamSink>>,
 }
 
 impl fmt::Debug for ClientOptions {
@@ -109,6 +114,7 @@ impl fmt::Debug for ClientOptions {
             .field("reconnect", &self.reconnect)
             .field("sampling_provider", &self.sampling_provider.is_some())
             .field("app_endpoints", &self.app_endpoints.is_some())
+            .field("upstream", &self.upstream.is_some())
             .finish()
     }
 }

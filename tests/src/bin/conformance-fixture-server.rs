@@ -31,7 +31,7 @@ use rmcp::model::{
     ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig, ServerRequest,
     SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
 };
-use rmcp::service::{Peer, RequestContext};
+use rmcp::service::{Peer, PeerRequestOptions, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 
@@ -101,6 +101,7 @@ fn tools() -> Value {
         {"name": "test_elicitation_sep1034_defaults", "description": "Elicitation with defaults of every primitive type", "inputSchema": none},
         {"name": "test_elicitation_sep1330_enums", "description": "Elicitation with the five enum forms", "inputSchema": none},
         {"name": "test_reconnection", "description": "A short call (SSE polling)", "inputSchema": none},
+        {"name": "test_elicitation_withdrawn", "description": "Asks the client for input, withdraws the request (notifications/cancelled) after 300 ms, and returns 5 s later", "inputSchema": none},
         {"name": "test_slow", "description": "Waits `seconds` (at most 60), reporting progress each second; stops when cancelled", "inputSchema":
             {"type": "object", "properties": {"seconds": {"type": "integer"}}}},
         {"name": "json_schema_2020_12_tool", "description": "Tool with JSON Schema 2020-12 features", "inputSchema": {
@@ -321,6 +322,26 @@ impl ServerHandler for Fixture {
                     ))]),
                     Err(e) => elicitation_text(Err(e)),
                 }
+            }
+            "test_elicitation_withdrawn" => {
+                let req = ServerRequest::CustomRequest(CustomRequest::new(
+                    "elicitation/create",
+                    Some(json!({"message": "never mind", "requestedSchema":
+                        {"type": "object", "properties": {"x": {"type": "string"}}}})),
+                ));
+                let handle = ctx
+                    .peer
+                    .send_request_with_option(req, PeerRequestOptions::no_options())
+                    .await
+                    .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                let _ = handle
+                    .cancel(Some("the server changed its mind".into()))
+                    .await;
+                // The call goes on: the withdrawal must reach the agent on
+                // its own, not because the call ended.
+                tokio::time::sleep(Duration::from_secs(5)).await;
+                result(vec![text("withdrawn")])
             }
             "test_elicitation_sep1034_defaults" => {
                 let answer = self
