@@ -13,6 +13,8 @@
 //!   needs exactly one session's calls in flight, is then answered).
 //! - Log lines at the level the client set; elicitation refused for a client
 //!   that did not declare it; resource updates only to subscribers.
+//! - A server that is not offered (its application is missing) lists no
+//!   prompt or resource and serves no prompt.
 //! - `--prefix never` with two servers sharing names refuses to start and
 //!   lists the names.
 //! - The official Python SDK as the agent: progress during a long call, log
@@ -418,6 +420,77 @@ async fn log_lines_at_the_level_set_elicitation_only_when_declared_updates_only_
     );
     let _ = a.cancel().await;
     let _ = b.cancel().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_is_not_offered_lists_no_prompt_or_resource_and_serves_no_prompt() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cfg = tmp.path().join("gateway.yaml");
+    let fixture = env!("CARGO_BIN_EXE_conformance-fixture-server");
+    // `hidden` fronts an application this machine does not have: not
+    // offered, so nothing of it may reach the agent.
+    let app =
+        "{presence: executable, location: [{kind: command, name: wasmgate-test-no-such-app}]}";
+    std::fs::write(
+        &cfg,
+        format!(
+            "mcp_servers:\n  shown:\n    command: \"{fixture}\"\n  hidden:\n    command: \"{fixture}\"\n    app: {{linux: {app}, darwin: {app}, win32: {app}}}\n    requires: {{app: true}}\n"
+        ),
+    )
+    .unwrap();
+    let plugins = tmp.path().join("no-plugins");
+    std::fs::create_dir_all(&plugins).unwrap();
+    let served = wasmgate_conformance::serve_http(
+        &[
+            "--config".as_ref(),
+            cfg.as_os_str(),
+            "--plugins".as_ref(),
+            plugins.as_os_str(),
+        ],
+        |_| {},
+    );
+    let (a, _) = connect(&served.url, "agent-a", false).await;
+    let prompts: Vec<String> = a
+        .peer()
+        .list_all_prompts()
+        .await
+        .expect("prompts/list")
+        .into_iter()
+        .map(|p| p.name)
+        .collect();
+    assert!(
+        prompts.contains(&"mcp_shown_test_simple_prompt".to_string()),
+        "{prompts:?}"
+    );
+    assert!(
+        !prompts.iter().any(|p| p.contains("hidden")),
+        "a prompt of the server that is not offered: {prompts:?}"
+    );
+    let uris: Vec<String> = a
+        .peer()
+        .list_all_resources()
+        .await
+        .expect("resources/list")
+        .into_iter()
+        .map(|r| r.uri.clone())
+        .collect();
+    // Both servers list the same URIs; only the offered one's are there, once.
+    assert_eq!(
+        uris.iter().filter(|u| *u == "test://static-text").count(),
+        1,
+        "{uris:?}"
+    );
+    let prompt = a
+        .peer()
+        .get_prompt(rmcp::model::GetPromptRequestParams::new(
+            "mcp_hidden_test_simple_prompt",
+        ))
+        .await;
+    assert!(
+        prompt.is_err(),
+        "a prompt of the server that is not offered was served: {prompt:?}"
+    );
+    let _ = a.cancel().await;
 }
 
 #[test]
