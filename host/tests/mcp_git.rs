@@ -1,6 +1,9 @@
 //! The MCP client against our real git MCP server (`example-plugins/git-mcp-server`),
 //! spawned as a real child process: discovery, naming, calls, gating,
-//! collisions, reconnect and shutdown (`docs/mcp-client.md` §2, §3, §6).
+//! collisions, reconnect and shutdown (`docs/mcp-client.md` §2, §3, §6);
+//! and an embedder's own `AppEndpointSource` dialling it over HTTP (kept out
+//! of `mcp_http_transports`, whose log-capturing test must run beside no
+//! other connect to a server of the same name).
 
 mod common;
 use common::{git, git_repo, git_server_bin};
@@ -424,4 +427,92 @@ async fn dropping_the_client_ends_its_servers() {
         "the server to end when the client is dropped",
     )
     .await;
+}
+
+/// The token of the application the embedder's source points at.
+const SKETCH_TOKEN: &str = "sketchTok-5e4d3c2b1a0f";
+
+/// An embedder's own [`wasmgate::AppEndpointSource`] on a bare client: it
+/// is asked before each connect attempt with the server's declaration, its
+/// endpoint and token are dialled, and its reason for having none is the
+/// server's connect error.
+#[cfg(unix)]
+#[tokio::test]
+async fn an_embedders_own_app_endpoint_source_is_asked_before_each_connect() {
+    use common::{http_git_server, wait_for_file};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use wasmgate::{AppEndpointSource, Declaration, Endpoint, Token};
+
+    /// Answers with `endpoint` (or `why` when it has none), counting asks.
+    struct Fixed {
+        endpoint: Option<Endpoint>,
+        why: &'static str,
+        asked: AtomicUsize,
+    }
+    impl AppEndpointSource for Fixed {
+        fn endpoint(&self, declaration: Option<&Declaration>) -> Result<Endpoint, String> {
+            assert!(declaration.is_none(), "this spec has no declaration");
+            self.asked.fetch_add(1, Ordering::SeqCst);
+            self.endpoint.clone().ok_or_else(|| self.why.to_string())
+        }
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let sj = dir.path().join("server.json");
+    let _app = http_git_server("127.0.0.1:0", Some(SKETCH_TOKEN), Some(&sj));
+    wait_for_file(&sj);
+    let file: serde_json::Value = serde_json::from_slice(&std::fs::read(&sj).unwrap()).unwrap();
+    let url = file["http"].as_str().unwrap().to_string();
+    let dial = url
+        .strip_prefix("http://")
+        .and_then(|r| r.strip_suffix("/mcp"))
+        .unwrap()
+        .parse()
+        .unwrap();
+
+    let source = |endpoint, why| {
+        Arc::new(Fixed {
+            endpoint,
+            why,
+            asked: AtomicUsize::new(0),
+        })
+    };
+    let good = source(
+        Some(Endpoint {
+            url,
+            dial,
+            path: "/mcp".into(),
+            token: Token::new(SKETCH_TOKEN),
+        }),
+        "",
+    );
+    let none = source(None, "no document window is open");
+    for (src, connects) in [(good, true), (none, false)] {
+        let client = McpClient::with_options(ClientOptions {
+            app_endpoints: Some(src.clone()),
+            ..ClientOptions::default()
+        });
+        client
+            .connect_all(&[ServerSpec::new("sketch", Transport::AppEndpoint)], |_| {
+                true
+            })
+            .await;
+        let status = client.status();
+        let asked = src.asked.load(Ordering::SeqCst);
+        let sketch = &status[0];
+        if connects {
+            assert_eq!(asked, 1, "{status:?}");
+            assert_eq!(sketch.state, ConnectionState::Connected, "{sketch:?}");
+            assert!(client.tool("mcp_sketch_status").is_some(), "{status:?}");
+        } else {
+            // The first connect retries a missing endpoint, asking afresh
+            // each time: an application started meanwhile is found.
+            assert!(asked > 1, "asked {asked} times: {status:?}");
+            assert_eq!(sketch.state, ConnectionState::Failed, "{sketch:?}");
+            let e = sketch.last_error.as_deref().unwrap();
+            assert!(e.contains("no document window is open"), "{e}");
+        }
+        client.shutdown().await;
+    }
 }

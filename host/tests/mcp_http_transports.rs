@@ -14,10 +14,10 @@ mod common;
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
-use common::{capture_logs, git_server_bin, interop_python};
+use common::{Proc, capture_logs, git_server_bin, http_git_server, interop_python, wait_for_file};
 use wasmgate::host::{Host, HostOptions};
 use wasmgate::manifest::server::{ServerSpec, Transport};
 use wasmgate::mcp::{ClientOptions, McpClient, ReconnectPolicy};
@@ -27,48 +27,12 @@ const APP_TOKEN: &str = "appTok-9f8e7d6c5b4a39281706";
 /// A wrong token written into a second runtime file.
 const WRONG_TOKEN: &str = "wrongTok-11aa22bb33cc44dd55";
 
-/// A child process killed when the test ends.
-struct Proc(Child);
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
         .port()
-}
-
-/// Our git MCP server over streamable HTTP on `addr`, requiring `token`,
-/// writing its runtime file to `server_json` when given.
-fn http_git_server(addr: &str, token: Option<&str>, server_json: Option<&Path>) -> Proc {
-    let mut cmd = Command::new(git_server_bin());
-    cmd.args(["--http", addr])
-        .env_remove("GIT_MCP_SERVER_TOKEN")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    if let Some(t) = token {
-        cmd.env("GIT_MCP_SERVER_TOKEN", t);
-    }
-    if let Some(p) = server_json {
-        cmd.arg("--server-json").arg(p);
-    }
-    Proc(cmd.spawn().expect("git-mcp-server starts"))
-}
-
-fn wait_for_file(path: &Path) {
-    let until = Instant::now() + Duration::from_secs(30);
-    while !path.is_file() {
-        assert!(Instant::now() < until, "{} never appeared", path.display());
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// This crate's folder (inside the repository's git work tree).

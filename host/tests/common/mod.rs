@@ -17,6 +17,49 @@ pub fn git_server_bin() -> PathBuf {
     sibling_bin("git-mcp-server")
 }
 
+/// A child process killed (and reaped) when the test ends.
+pub struct Proc(pub std::process::Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Our git MCP server over streamable HTTP on `addr`, requiring `token`,
+/// writing its runtime file to `server_json` when given (it plays a desktop
+/// application that hosts its own MCP server).
+pub fn http_git_server(addr: &str, token: Option<&str>, server_json: Option<&Path>) -> Proc {
+    use std::process::{Command, Stdio};
+    let mut cmd = Command::new(git_server_bin());
+    cmd.args(["--http", addr])
+        .env_remove("GIT_MCP_SERVER_TOKEN")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    if let Some(t) = token {
+        cmd.env("GIT_MCP_SERVER_TOKEN", t);
+    }
+    if let Some(p) = server_json {
+        cmd.arg("--server-json").arg(p);
+    }
+    Proc(cmd.spawn().expect("git-mcp-server starts"))
+}
+
+/// Waits (at most 30 s) until `path` is a file.
+pub fn wait_for_file(path: &Path) {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !path.is_file() {
+        assert!(
+            std::time::Instant::now() < until,
+            "{} never appeared",
+            path.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 /// A log sink shared with the test: every line written by the subscriber
 /// [`capture_logs`] installs.
 #[derive(Clone, Default)]
