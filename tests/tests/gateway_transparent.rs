@@ -6,6 +6,7 @@
 //!
 //! - Progress of one client's call reaches that client with its own token,
 //!   never another client calling the same tool at the same time.
+//! - Six elicitations at once: four reach the agent, two are refused.
 //! - A server that withdraws its elicitation: the agent asked gets
 //!   `notifications/cancelled` for it.
 //! - A client that cancels a call: the server gets `notifications/cancelled`
@@ -102,6 +103,10 @@ impl ClientHandler for Agent {
     ) -> Result<ElicitResult, rmcp::ErrorData> {
         self.seen.lock().unwrap().elicited += 1;
         let message = serde_json::to_value(&request).unwrap()["message"].clone();
+        if message == "hold" {
+            // A person who takes a while: the requests wait side by side.
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
         if message == "never mind" {
             // The fixture withdraws this one: the person is never asked
             // for long; the withdrawal must reach the agent.
@@ -338,6 +343,21 @@ async fn an_elicitation_the_server_withdraws_is_withdrawn_from_the_agent() {
         .expect("answer");
     assert_eq!(text_of(r), ("withdrawn".to_string(), false));
     assert_eq!(seen_b.lock().unwrap().elicited, 1);
+    let _ = b.cancel().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_elicitations_is_bounded_the_extra_ones_refused_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let served = gateway(tmp.path());
+    let (b, seen_b) = connect(&served.url, "agent-b", true).await;
+    let (text, is_error) = call_text(&b, "test_elicitation_burst", serde_json::json!({})).await;
+    assert!(!is_error, "{text}");
+    assert!(
+        text.starts_with("answered=4 refused=2: ") && text.contains("4 elicitation requests"),
+        "six at once while the agent takes 1 s each: {text}"
+    );
+    assert_eq!(seen_b.lock().unwrap().elicited, 4, "{text}");
     let _ = b.cancel().await;
 }
 

@@ -213,6 +213,9 @@ pub(super) async fn connect_attempt(
         refresh: Default::default(),
         log_limit: Default::default(),
         upstream: inner.options.upstream.clone(),
+        elicitations: Arc::new(tokio::sync::Semaphore::new(
+            super::upstream::MAX_ELICITATIONS_IN_FLIGHT,
+        )),
         tap: Arc::new(super::upstream::Tap {
             server: spec.name.clone(),
             redactor: redactor.clone(),

@@ -24,7 +24,9 @@ use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 
 use super::Inner;
 use super::sampling::{self, SamplingDenied, SamplingRequest, SamplingSetup};
-use super::upstream::{ELICITATION_TIMEOUT, MAX_ELICITATION_BYTES, Tap, UpstreamSink};
+use super::upstream::{
+    ELICITATION_TIMEOUT, MAX_ELICITATION_BYTES, MAX_ELICITATIONS_IN_FLIGHT, Tap, UpstreamSink,
+};
 use crate::secret::Redactor;
 use rmcp::model::{
     CustomRequest, CustomResult, ElicitRequestParams, ElicitResult, ElicitationCapability,
@@ -113,6 +115,9 @@ pub(crate) struct Handler {
     /// What the session's transport hands on as it reads: progress to
     /// its call, log lines to `upstream` ([`super::upstream`]).
     pub tap: Arc<Tap>,
+    /// Elicitation requests of this session waiting for an answer
+    /// ([`MAX_ELICITATIONS_IN_FLIGHT`] permits).
+    pub elicitations: Arc<tokio::sync::Semaphore>,
 }
 
 /// The method of an elicitation request.
@@ -373,6 +378,13 @@ impl Handler {
         };
         let Some(sink) = &self.upstream else {
             return Err(refuse("wasmgate has no client to ask".into()));
+        };
+        // Each waiting request holds its params: a server that sends many
+        // at once gets the extra ones refused, not queued.
+        let Ok(_slot) = self.elicitations.clone().try_acquire_owned() else {
+            return Err(refuse(format!(
+                "more than {MAX_ELICITATIONS_IN_FLIGHT} elicitation requests of this server are waiting"
+            )));
         };
         let size = serde_json::to_vec(&params).map_or(usize::MAX, |v| v.len());
         if size > MAX_ELICITATION_BYTES {

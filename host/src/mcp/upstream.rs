@@ -72,6 +72,11 @@ pub trait UpstreamSink: Send + Sync {
 /// JSON (docs/security.md, "Gateway bounds").
 pub const MAX_ELICITATION_BYTES: usize = 64 * 1024;
 
+/// Most `elicitation/create` requests of one session waiting for their
+/// answers at once; more are refused at once (docs/security.md, "Gateway
+/// bounds").
+pub const MAX_ELICITATIONS_IN_FLIGHT: usize = 4;
+
 /// Longest wait for the answer to one `elicitation/create` (a person types
 /// it); the call's own `timeout` still bounds the whole call.
 pub const ELICITATION_TIMEOUT: Duration = Duration::from_secs(600);

@@ -101,6 +101,7 @@ fn tools() -> Value {
         {"name": "test_elicitation_sep1034_defaults", "description": "Elicitation with defaults of every primitive type", "inputSchema": none},
         {"name": "test_elicitation_sep1330_enums", "description": "Elicitation with the five enum forms", "inputSchema": none},
         {"name": "test_reconnection", "description": "A short call (SSE polling)", "inputSchema": none},
+        {"name": "test_elicitation_burst", "description": "Sends six elicitation requests at once (message 'hold') and says how many were answered and how many refused", "inputSchema": none},
         {"name": "test_elicitation_withdrawn", "description": "Asks the client for input, withdraws the request (notifications/cancelled) after 300 ms, and returns 5 s later", "inputSchema": none},
         {"name": "test_slow", "description": "Waits `seconds` (at most 60), reporting progress each second; stops when cancelled", "inputSchema":
             {"type": "object", "properties": {"seconds": {"type": "integer"}}}},
@@ -322,6 +323,25 @@ impl ServerHandler for Fixture {
                     ))]),
                     Err(e) => elicitation_text(Err(e)),
                 }
+            }
+            "test_elicitation_burst" => {
+                let ask = || {
+                    self.elicit(
+                        &ctx,
+                        json!({"message": "hold", "requestedSchema":
+                            {"type": "object", "properties": {"x": {"type": "string"}}}}),
+                    )
+                };
+                let (a, b, c, d, e, f) = tokio::join!(ask(), ask(), ask(), ask(), ask(), ask());
+                let answers = [a, b, c, d, e, f];
+                let refused: Vec<&String> =
+                    answers.iter().filter_map(|a| a.as_ref().err()).collect();
+                result(vec![text(&format!(
+                    "answered={} refused={}: {}",
+                    answers.len() - refused.len(),
+                    refused.len(),
+                    refused.first().map_or("", |e| e.as_str())
+                ))])
             }
             "test_elicitation_withdrawn" => {
                 let req = ServerRequest::CustomRequest(CustomRequest::new(
