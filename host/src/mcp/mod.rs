@@ -373,7 +373,7 @@ impl McpClient {
         args: serde_json::Value,
         progress: Option<upstream::ProgressSink>,
     ) -> Result<CallResult, CallError> {
-        let (session, server, tool, timeout, redactor, max_bytes) = {
+        let (session, server, tool, timeout, redactor, max_bytes, oauth_url) = {
             let st = self.inner.read();
             let Some(&i) = st.index.get(name) else {
                 return Err(CallError::UnknownTool {
@@ -399,6 +399,12 @@ impl McpClient {
                 slot.spec.timeout,
                 slot.redactor.clone(),
                 slot.spec.max_result_bytes,
+                match (&slot.spec.oauth, &slot.spec.transport) {
+                    (Some(_), crate::manifest::server::Transport::Http { url, .. }) => {
+                        Some(url.clone())
+                    }
+                    _ => None,
+                },
             )
         };
         let arguments = match args {
@@ -440,11 +446,14 @@ impl McpClient {
                     }
                     _ => None,
                 };
-                let message = match exited {
-                    Some(status) => {
+                let message = match (exited, &oauth_url) {
+                    (Some(status), _) => {
                         format!("the server process exited ({status}) before it answered")
                     }
-                    None => e.to_string(),
+                    (None, Some(url)) if let Some(challenge) = oauth::insufficient_scope(&e) => {
+                        oauth::step_up_needed(&server, url, &challenge)
+                    }
+                    (None, _) => e.to_string(),
                 };
                 return Err(CallError::Failed {
                     message: redactor.redact(&message),

@@ -125,10 +125,33 @@ async fn run(url: &str, scenario: &str) -> Result<(), String> {
                 .find(|t| t.original_name == tool)
                 .map(|t| t.name.clone())
                 .unwrap_or_else(|| format!("mcp_{SERVER}_{tool}"));
-            let r = client
-                .call(&name, args)
+            let mut r = client.call(&name, args.clone()).await;
+            // Scope step-up: a call refused for its scope logs in again
+            // (asking for the scope the server named) and is tried once more.
+            if let (Err(e), Some(cfg)) = (&r, &spec.oauth)
+                && e.to_string().contains(oauth::AUTH_REQUIRED)
+            {
+                eprintln!("call {tool}: {e}; logging in again");
+                oauth::login::login(
+                    SERVER,
+                    url,
+                    cfg,
+                    oauth::login::following_browser(),
+                    Duration::from_secs(20),
+                )
                 .await
-                .map_err(|e| format!("call {tool}: {e}"))?;
+                .map_err(|e| format!("step-up login failed: {e}"))?;
+                client.shutdown().await;
+                client = McpClient::new();
+                let again = client
+                    .connect_all(std::slice::from_ref(&spec), |_| true)
+                    .await;
+                if let Some((_, e)) = again.failed.first() {
+                    return Err(format!("reconnect after the step-up failed: {e}"));
+                }
+                r = client.call(&name, args).await;
+            }
+            let r = r.map_err(|e| format!("call {tool}: {e}"))?;
             eprintln!("{tool} -> is_error={} {}", r.is_error, r.text());
             if r.is_error {
                 return Err(format!("{tool} returned a tool error: {}", r.text()));

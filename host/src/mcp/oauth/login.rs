@@ -46,14 +46,21 @@ pub async fn login(
         return client_credentials(server, url, config).await;
     }
     let store = store_for(server, url)?;
-    let challenge = challenge_of(url).await;
+    // A call refused for its scope (403 insufficient_scope) left its
+    // challenge: this login asks for that scope (step-up), else the
+    // server's answer to an unauthenticated request says what to ask for.
+    let step_up = store.step_up();
+    let challenge = match &step_up {
+        Some(c) => Some(c.clone()),
+        None => challenge_of(url).await,
+    };
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
         .await
         .map_err(|e| format!("cannot open the redirect listener on 127.0.0.1: {e}"))?;
     let port = listener.local_addr().map_err(|e| e.to_string())?.port();
     let redirect_uri = format!("http://127.0.0.1:{port}/callback");
 
-    let m = manager(url, store).await.map_err(|e| brief(&e))?;
+    let m = manager(url, store.clone()).await.map_err(|e| brief(&e))?;
     let mut state = OAuthState::Unauthorized(m);
     let mut request = AuthorizationRequest::new(&redirect_uri)
         .with_client_name(CLIENT_NAME)
@@ -62,7 +69,19 @@ pub async fn login(
         request = request.with_challenge(c);
     }
     if !config.scopes.is_empty() {
-        request = request.with_scopes(config.scopes.clone());
+        // The configured scopes, and for a step-up the ones the server
+        // asked for besides.
+        let mut scopes = config.scopes.clone();
+        for s in step_up
+            .as_deref()
+            .and_then(challenge_scope)
+            .unwrap_or_default()
+        {
+            if !scopes.contains(&s) {
+                scopes.push(s);
+            }
+        }
+        request = request.with_scopes(scopes);
     }
     if let Some(id) = &config.client_id {
         request = request.with_preregistered_client(id);
@@ -96,6 +115,9 @@ pub async fn login(
         .handle_callback_url(&callback)
         .await
         .map_err(|e| format!("the token exchange failed: {}", brief(&e)))?;
+    if step_up.is_some() {
+        store.clear_step_up()?;
+    }
     Ok(())
 }
 
@@ -126,6 +148,18 @@ pub async fn client_credentials(
         })
         .await
         .map_err(|e| format!("the client-credentials grant failed: {}", brief(&e)))
+}
+
+/// The scopes of a `WWW-Authenticate` challenge's `scope="…"` parameter.
+pub(crate) fn challenge_scope(challenge: &str) -> Option<Vec<String>> {
+    let start = challenge.find("scope=\"")? + "scope=\"".len();
+    let len = challenge[start..].find('"')?;
+    Some(
+        challenge[start..start + len]
+            .split_whitespace()
+            .map(str::to_string)
+            .collect(),
+    )
 }
 
 /// The `WWW-Authenticate` header of the server's answer to an
@@ -318,4 +352,20 @@ pub fn following_browser() -> OpenBrowser {
             }
         })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::challenge_scope;
+
+    #[test]
+    fn the_scope_of_a_challenge_is_read_and_error_is_not_taken_for_it() {
+        let c = r#"Bearer error="insufficient_scope", scope="mcp:basic mcp:write", resource_metadata="https://x/.well-known/oauth-protected-resource/mcp""#;
+        assert_eq!(challenge_scope(c).unwrap(), ["mcp:basic", "mcp:write"]);
+        assert_eq!(
+            challenge_scope(r#"Bearer error="insufficient_scope""#),
+            None
+        );
+        assert_eq!(challenge_scope(r#"Bearer scope="unterminated"#), None);
+    }
 }

@@ -100,6 +100,39 @@ pub(crate) async fn authorized_client(
     Ok(AuthClient::new(http, m))
 }
 
+/// The `WWW-Authenticate` challenge of a request the server refused with
+/// 403 `insufficient_scope`, found in `e`'s chain of causes.
+pub(crate) fn insufficient_scope(e: &(dyn std::error::Error + 'static)) -> Option<String> {
+    let mut cause = Some(e);
+    while let Some(c) = cause {
+        if let Some(s) =
+            c.downcast_ref::<rmcp::transport::streamable_http_client::InsufficientScopeError>()
+        {
+            return Some(s.www_authenticate_header.clone());
+        }
+        cause = c.source();
+    }
+    None
+}
+
+/// Scope step-up (docs/mcp-client.md §9): records the server's challenge
+/// for the next `wasmgate login` and says so, ending with [`login_hint`].
+pub(crate) fn step_up_needed(server: &str, url: &str, challenge: &str) -> String {
+    let scope = login::challenge_scope(challenge)
+        .map(|s| s.join(" "))
+        .unwrap_or_default();
+    let recorded = store_for(server, url).and_then(|s| s.record_step_up(challenge));
+    if let Err(e) = &recorded {
+        tracing::warn!(server, "the step-up challenge could not be kept: {e}");
+    }
+    format!(
+        "{AUTH_REQUIRED}: '{server}' refused this call for its authorization's scope \
+         (it asks for \"{}\"); {}",
+        crate::terminal::line(&scope),
+        login_hint(server)
+    )
+}
+
 /// An rmcp auth error in one line, with no token in it (rmcp's messages
 /// carry none; the redactor of the caller cuts any configured secret).
 pub(crate) fn brief(e: &AuthError) -> String {

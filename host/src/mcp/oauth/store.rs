@@ -36,7 +36,15 @@ struct TokenFile {
     /// The server URL the tokens were granted for.
     resource: String,
     credentials: StoredCredentials,
+    /// The `WWW-Authenticate` challenge of a 403 `insufficient_scope`
+    /// (scope step-up): the next login asks for its scope. Kept across
+    /// refreshes, dropped by the login that follows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    step_up: Option<String>,
 }
+
+/// Longest step-up challenge kept, in bytes (a header of a few scopes).
+pub const MAX_STEP_UP_BYTES: usize = 4096;
 
 /// The token file of one server, an rmcp [`CredentialStore`].
 #[derive(Debug, Clone)]
@@ -79,6 +87,47 @@ impl FileCredentialStore {
     }
 
     fn read(&self) -> Result<Option<StoredCredentials>, String> {
+        Ok(self.read_file()?.map(|f| f.credentials))
+    }
+
+    /// The step-up challenge recorded by [`FileCredentialStore::record_step_up`].
+    pub fn step_up(&self) -> Option<String> {
+        self.read_file().ok().flatten().and_then(|f| f.step_up)
+    }
+
+    /// Records a 403 `insufficient_scope` challenge of this server (cut to
+    /// [`MAX_STEP_UP_BYTES`]) so the next login asks for its scope; nothing
+    /// happens without a login on file.
+    ///
+    /// # Errors
+    /// The file cannot be written.
+    pub fn record_step_up(&self, challenge: &str) -> Result<(), String> {
+        let Some(mut file) = self.read_file()? else {
+            return Ok(());
+        };
+        let mut cut = challenge.len().min(MAX_STEP_UP_BYTES);
+        while !challenge.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        file.step_up = Some(challenge[..cut].to_string());
+        self.write_file(&file)
+    }
+
+    /// Drops the step-up challenge (the login that asked for it succeeded).
+    ///
+    /// # Errors
+    /// The file cannot be written.
+    pub fn clear_step_up(&self) -> Result<(), String> {
+        match self.read_file()? {
+            Some(mut file) if file.step_up.is_some() => {
+                file.step_up = None;
+                self.write_file(&file)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn read_file(&self) -> Result<Option<TokenFile>, String> {
         use std::io::Read;
         let f = match std::fs::File::open(&self.path) {
             Ok(f) => f,
@@ -101,17 +150,22 @@ impl FileCredentialStore {
             tracing::warn!(path = %self.path.display(), "token file does not parse; ignored");
             return Ok(None);
         };
-        Ok((file.resource == self.resource).then_some(file.credentials))
+        Ok((file.resource == self.resource).then_some(file))
     }
 
     fn write(&self, credentials: StoredCredentials) -> Result<(), String> {
-        let dir = self.path.parent().unwrap_or(Path::new("."));
-        create_private_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let text = serde_json::to_vec(&TokenFile {
+        let step_up = self.read_file().ok().flatten().and_then(|f| f.step_up);
+        self.write_file(&TokenFile {
             resource: self.resource.clone(),
             credentials,
+            step_up,
         })
-        .map_err(|e| e.to_string())?;
+    }
+
+    fn write_file(&self, file: &TokenFile) -> Result<(), String> {
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        create_private_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let text = serde_json::to_vec(file).map_err(|e| e.to_string())?;
         let tmp = self
             .path
             .with_extension(format!("json.{}.tmp", std::process::id()));
@@ -220,6 +274,31 @@ mod tests {
         }
         let t: OAuthTokenResponse = serde_json::from_value(v).unwrap();
         StoredCredentials::new("client-1".into(), Some(t), vec![], Some(1))
+    }
+
+    #[tokio::test]
+    async fn a_step_up_challenge_is_kept_across_refreshes_and_dropped_on_request() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = FileCredentialStore::new(dir.path(), "srv", "https://mcp.example/mcp");
+        // No login on file: nothing to attach it to.
+        store.record_step_up("Bearer scope=\"a\"").unwrap();
+        assert_eq!(store.step_up(), None);
+        store.save(creds("at-1", Some("rt-1"))).await.unwrap();
+        let long = format!(
+            "Bearer error=\"insufficient_scope\", scope=\"a b\"{}",
+            "x".repeat(9000)
+        );
+        store.record_step_up(&long).unwrap();
+        let kept = store.step_up().unwrap();
+        assert!(kept.len() <= MAX_STEP_UP_BYTES && long.starts_with(&kept));
+        // A refresh saves new tokens: the challenge stays for the login.
+        store.save(creds("at-2", None)).await.unwrap();
+        assert_eq!(store.step_up().as_deref(), Some(kept.as_str()));
+        let c = store.load().await.unwrap().unwrap();
+        assert_eq!(c.token_response.unwrap().access_token().secret(), "at-2");
+        store.clear_step_up().unwrap();
+        assert_eq!(store.step_up(), None);
+        assert!(store.has_tokens());
     }
 
     #[tokio::test]
