@@ -208,49 +208,33 @@ pub fn mint_all_reserving_within<'a>(
             continue;
         }
         let want = tool_name(server, tool);
-        let squat = if from_plugin {
-            reserved_owner(reserved, server, tool)
-        } else {
-            None
+        // Who keeps the plain name instead: a config server whose namespace
+        // a plugin server's tool lies in, or the server that took it first.
+        let squat = from_plugin
+            .then(|| reserved_owner(reserved, server, tool))
+            .flatten();
+        let owner = match squat {
+            Some(config) => Some((config.to_string(), true)),
+            None => taken.get(&want).map(|o| (o.clone(), false)),
         };
-        if let Some(config) = squat {
-            let alt = hashed_name(server, tool);
-            let renamed = (!taken.contains_key(&alt)).then(|| alt.clone());
-            collisions.push(Collision {
-                name: want.clone(),
-                kept_by: config.to_string(),
-                server: server.to_string(),
-                tool: tool.to_string(),
-                renamed_to: renamed.clone(),
-                reserved: true,
-            });
-            if let Some(n) = renamed {
-                taken.insert(n.clone(), server.to_string());
-                out.push(Minted {
-                    name: n,
+        let name = match owner {
+            None => want,
+            Some((kept_by, is_reserved)) => {
+                let alt = hashed_name(server, tool);
+                let renamed = (!taken.contains_key(&alt)).then(|| alt.clone());
+                collisions.push(Collision {
+                    name: want,
+                    kept_by,
                     server: server.to_string(),
                     tool: tool.to_string(),
+                    renamed_to: renamed.clone(),
+                    reserved: is_reserved,
                 });
+                match renamed {
+                    Some(n) => n,
+                    None => continue,
+                }
             }
-            continue;
-        }
-        let name = if let Some(owner) = taken.get(&want) {
-            let alt = hashed_name(server, tool);
-            let renamed = (!taken.contains_key(&alt)).then(|| alt.clone());
-            collisions.push(Collision {
-                name: want.clone(),
-                kept_by: owner.clone(),
-                server: server.to_string(),
-                tool: tool.to_string(),
-                renamed_to: renamed.clone(),
-                reserved: false,
-            });
-            match renamed {
-                Some(n) => n,
-                None => continue,
-            }
-        } else {
-            want
         };
         taken.insert(name.clone(), server.to_string());
         out.push(Minted {
