@@ -49,14 +49,29 @@ async def main(url):
             with anyio.fail_after(STEP):
                 await s.initialize()
 
+                # Over streamable HTTP log lines come on the session's own
+                # stream, not the call's: wait for them (bounded).
+                async def lines(n):
+                    with anyio.move_on_after(10):
+                        while len(logs) < n:
+                            await anyio.sleep(0.02)
+                    # A moment more, so a line too many is seen too.
+                    await anyio.sleep(0.3)
+                    got = list(logs)
+                    logs.clear()
+                    return got
+
                 await s.set_logging_level("info")
                 await s.call_tool("test_tool_with_logging", {})
-                out["logs_at_info"] = list(logs)
-                logs.clear()
+                out["logs_at_info"] = await lines(3)
+                # At `error` the three info lines are held back: the next
+                # call at `info` brings exactly its own three (the stream
+                # keeps order, so a line of the `error` call would be first).
                 await s.set_logging_level("error")
                 await s.call_tool("test_tool_with_logging", {})
-                out["logs_at_error"] = list(logs)
-                logs.clear()
+                await s.set_logging_level("info")
+                await s.call_tool("test_tool_with_logging", {})
+                out["logs_at_error_then_info"] = await lines(3)
 
                 progress = []
 

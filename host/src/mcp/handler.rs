@@ -386,12 +386,18 @@ impl Handler {
                 "more than {MAX_ELICITATIONS_IN_FLIGHT} elicitation requests of this server are waiting"
             )));
         };
+        if let Some(why) = super::upstream::elicitation_refusal(&params) {
+            return Err(refuse(why));
+        }
         let size = serde_json::to_vec(&params).map_or(usize::MAX, |v| v.len());
         if size > MAX_ELICITATION_BYTES {
             return Err(refuse(format!(
                 "the request has {size} bytes, more than the {MAX_ELICITATION_BYTES} wasmgate passes on"
             )));
         }
+        // The person sees what the server wrote, its secrets redacted.
+        let mut params = params;
+        super::upstream::redact_json(&mut params, &self.redactor);
         let answer = match tokio::time::timeout(
             ELICITATION_TIMEOUT,
             sink.elicit(&self.server, params),

@@ -5,7 +5,7 @@
 //! `elicitation/create`.
 //!
 //! Progress and log lines are taken off the session's transport as they are
-//! read ([`Tapped`]), in the order the server sent them, before the answer
+//! read (`Tapped`), in the order the server sent them, before the answer
 //! that follows them is read. rmcp hands each notification to a task of its
 //! own, so a handler could see a line after the call's answer; read here,
 //! everything the server sent before its answer is queued for the caller
@@ -81,9 +81,13 @@ pub const MAX_ELICITATIONS_IN_FLIGHT: usize = 4;
 /// it); the call's own `timeout` still bounds the whole call.
 pub const ELICITATION_TIMEOUT: Duration = Duration::from_secs(600);
 
-/// Most bytes of one log line's data passed on to the embedder; a longer
-/// one is replaced by its cut text (docs/security.md, "Gateway bounds").
+/// Most bytes of one log line's data, and of a progress notification's
+/// `message`, passed on to the embedder; a longer one is replaced by its
+/// cut text (docs/security.md, "Gateway bounds").
 pub const MAX_FORWARDED_LOG_BYTES: usize = 16 * 1024;
+
+/// Most bytes of a forwarded log line's `logger` name.
+pub const MAX_FORWARDED_LOGGER_BYTES: usize = 256;
 
 /// Progress notifications kept for a call that has not registered yet.
 const EARLY_MAX: usize = 64;
@@ -132,7 +136,11 @@ impl ProgressRoutes {
         // Under the lock, so a notification read meanwhile queues behind
         // these (sinks only queue, they never block).
         let mut kept = VecDeque::with_capacity(routes.early.len());
+        let now = Instant::now();
         for (at, p) in routes.early.drain(..) {
+            if now.duration_since(at) >= EARLY_TTL {
+                continue;
+            }
             if p.progress_token == token {
                 sink(p);
             } else {
@@ -188,41 +196,94 @@ impl Tap {
         };
         match &n.notification {
             ServerNotification::ProgressNotification(p) => {
-                self.progress.deliver(p.params.clone());
+                let mut params = p.params.clone();
+                // Bounded and redacted here: it may wait for its call, and
+                // it goes to the agent as it is.
+                if let Some(m) = &params.message {
+                    params.message = Some(cut(
+                        &self.redactor.redact_secrets(m),
+                        MAX_FORWARDED_LOG_BYTES,
+                    ));
+                }
+                self.progress.deliver(params);
             }
             ServerNotification::LoggingMessageNotification(l) => {
                 if let Some(sink) = &self.upstream {
-                    sink.log(&self.server, self.forwarded_log(&l.params));
+                    sink.log(&self.server, forwarded_log(&self.redactor, &l.params));
                 }
             }
             _ => {}
         }
     }
+}
 
-    /// A log line as it is passed on: the server's secrets redacted, its
-    /// data bounded (a longer one is replaced by its cut text).
-    fn forwarded_log(
-        &self,
-        params: &LoggingMessageNotificationParam,
-    ) -> LoggingMessageNotificationParam {
-        let mut out = params.clone();
-        super::call::map_strings(&mut out.data, &|s| self.redactor.redact_secrets(s));
-        let size = serde_json::to_vec(&out.data).map_or(usize::MAX, |v| v.len());
-        if size > MAX_FORWARDED_LOG_BYTES {
-            let text = match &out.data {
-                serde_json::Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            let mut cut = MAX_FORWARDED_LOG_BYTES.min(text.len());
-            while !text.is_char_boundary(cut) {
-                cut -= 1;
+/// A log line as it is passed on: the server's secrets redacted (keys and
+/// values), its data and logger bounded (a longer one is replaced by its
+/// cut text).
+fn forwarded_log(
+    redactor: &Redactor,
+    params: &LoggingMessageNotificationParam,
+) -> LoggingMessageNotificationParam {
+    let mut out = params.clone();
+    redact_json(&mut out.data, redactor);
+    let size = serde_json::to_vec(&out.data).map_or(usize::MAX, |v| v.len());
+    if size > MAX_FORWARDED_LOG_BYTES {
+        let text = match &out.data {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        out.data = cut(&text, MAX_FORWARDED_LOG_BYTES).into();
+    }
+    if let Some(l) = &out.logger {
+        out.logger = Some(cut(&redactor.redact_secrets(l), MAX_FORWARDED_LOGGER_BYTES));
+    }
+    out
+}
+
+/// Redacts the server's secrets in every string of `v`, object keys
+/// included (a secret can be a key as well as a value).
+pub(crate) fn redact_json(v: &mut serde_json::Value, redactor: &Redactor) {
+    match v {
+        serde_json::Value::String(s) => *s = redactor.redact_secrets(s),
+        serde_json::Value::Array(a) => a.iter_mut().for_each(|x| redact_json(x, redactor)),
+        serde_json::Value::Object(o) => {
+            let old = std::mem::take(o);
+            for (k, mut x) in old {
+                redact_json(&mut x, redactor);
+                o.insert(redactor.redact_secrets(&k), x);
             }
-            out.data = format!("{}... [truncated]", &text[..cut]).into();
         }
-        if let Some(l) = &out.logger {
-            out.logger = Some(self.redactor.redact_secrets(l));
-        }
-        out
+        _ => {}
+    }
+}
+
+/// `text` cut to at most `max` bytes (on a character boundary), marked.
+fn cut(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}... [truncated]", &text[..end])
+}
+
+/// Why an `elicitation/create` request is not passed on, if it is not: its
+/// params must be an object, in form mode (the only mode wasmgate declares
+/// to servers; a URL-mode request would send the agent a link the gateway
+/// never offered to carry).
+pub(crate) fn elicitation_refusal(params: &serde_json::Value) -> Option<String> {
+    let Some(o) = params.as_object() else {
+        return Some("its params are not a JSON object".into());
+    };
+    match o.get("mode") {
+        None => None,
+        Some(m) if m == "form" => None,
+        Some(m) => Some(format!(
+            "wasmgate passes on form-mode elicitation only, not mode {}",
+            crate::terminal::line(&cut(&m.to_string(), 64))
+        )),
     }
 }
 
@@ -314,6 +375,86 @@ mod tests {
             1,
             "only the ended call's late line is kept"
         );
+    }
+
+    fn redactor() -> Redactor {
+        Redactor::new(["s3cr3t-value-123".to_string()])
+    }
+
+    #[test]
+    fn forwarded_log_lines_are_redacted_in_keys_and_values_and_bounded() {
+        let r = redactor();
+        let params: LoggingMessageNotificationParam = serde_json::from_value(serde_json::json!({
+            "level": "info",
+            "logger": format!("s3cr3t-value-123{}", "L".repeat(10_000)),
+            "data": {"s3cr3t-value-123": ["x s3cr3t-value-123 y"]},
+        }))
+        .unwrap();
+        let out = forwarded_log(&r, &params);
+        let text = serde_json::to_string(&out).unwrap();
+        assert!(!text.contains("s3cr3t-value-123"), "{text}");
+        let logger = out.logger.unwrap();
+        assert!(
+            logger.len() <= MAX_FORWARDED_LOGGER_BYTES + 20,
+            "{}",
+            logger.len()
+        );
+        assert!(logger.ends_with("[truncated]"));
+        let big: LoggingMessageNotificationParam = serde_json::from_value(serde_json::json!({
+            "level": "info", "data": "é".repeat(MAX_FORWARDED_LOG_BYTES),
+        }))
+        .unwrap();
+        let data = forwarded_log(&r, &big).data;
+        assert!(data.as_str().unwrap().len() <= MAX_FORWARDED_LOG_BYTES + 20);
+    }
+
+    #[test]
+    fn a_progress_message_is_redacted_and_bounded_before_it_waits_or_is_passed_on() {
+        let progress: Arc<ProgressRoutes> = Default::default();
+        let tap = Tap {
+            server: "s".into(),
+            redactor: redactor(),
+            upstream: None,
+            progress: progress.clone(),
+        };
+        let message: RxJsonRpcMessage<RoleClient> = serde_json::from_value(serde_json::json!({
+            "jsonrpc": "2.0", "method": "notifications/progress",
+            "params": {"progressToken": 5, "progress": 1,
+                       "message": format!("s3cr3t-value-123 {}", "m".repeat(5_000_000))},
+        }))
+        .unwrap();
+        tap.saw(&message);
+        let got: Arc<Mutex<Vec<String>>> = Default::default();
+        let g = got.clone();
+        let _r = progress.register(
+            ProgressToken(NumberOrString::Number(5)),
+            Arc::new(move |p| g.lock().unwrap().push(p.message.unwrap_or_default())),
+        );
+        let got = got.lock().unwrap();
+        assert_eq!(got.len(), 1);
+        assert!(!got[0].contains("s3cr3t-value-123"));
+        assert!(
+            got[0].len() <= MAX_FORWARDED_LOG_BYTES + 20,
+            "{}",
+            got[0].len()
+        );
+    }
+
+    #[test]
+    fn only_form_mode_elicitation_with_object_params_is_passed_on() {
+        assert_eq!(
+            elicitation_refusal(&serde_json::json!({"message": "hi"})),
+            None
+        );
+        assert_eq!(
+            elicitation_refusal(&serde_json::json!({"mode": "form", "message": "hi"})),
+            None
+        );
+        let url =
+            elicitation_refusal(&serde_json::json!({"mode": "url", "url": "javascript:alert(1)"}))
+                .unwrap();
+        assert!(url.contains("form-mode elicitation only"), "{url}");
+        assert!(elicitation_refusal(&serde_json::json!("a string")).is_some());
     }
 
     #[test]
