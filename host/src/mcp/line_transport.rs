@@ -609,9 +609,15 @@ where
                     // "Invalid Request" as rmcp does (a request left
                     // unanswered would wait for its timeout). Sent from its
                     // own task, so a cancelled `receive` cannot cut it.
+                    // A request whose params do not read gets its own id
+                    // back, so the peer stops waiting for it.
+                    let id = serde_json::from_slice::<IdOnly>(&self.line)
+                        .ok()
+                        .filter(|m| m.method.is_some())
+                        .and_then(|m| m.id);
                     let reply = TxJsonRpcMessage::<Role>::error(
                         rmcp::ErrorData::invalid_request("Invalid request", None),
-                        None,
+                        id,
                     );
                     tokio::spawn(self.send(reply));
                 }
@@ -889,5 +895,30 @@ mod tests {
             .unwrap();
         let v: serde_json::Value = serde_json::from_str(&reply).unwrap();
         assert_eq!(v["error"]["code"], -32600, "{reply}");
+    }
+
+    #[tokio::test]
+    async fn a_request_whose_params_do_not_read_is_refused_under_its_own_id() {
+        let (client, server) = tokio::io::duplex(4096);
+        let (read, write) = tokio::io::split(client);
+        let mut t = LineTransport::<RoleClient, _, _>::new(read, write, 4096);
+        let (peer_read, mut peer_write) = tokio::io::split(server);
+        // A server's elicitation whose params are a string, then a ping.
+        peer_write
+            .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"elicitation/create\",\"params\":\"x\"}\n{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"ping\"}\n")
+            .await
+            .unwrap();
+        assert!(matches!(
+            t.receive().await,
+            Some(JsonRpcMessage::Request(_))
+        ));
+        let mut reply = String::new();
+        BufReader::new(peer_read)
+            .read_line(&mut reply)
+            .await
+            .unwrap();
+        let v: serde_json::Value = serde_json::from_str(&reply).unwrap();
+        assert_eq!(v["error"]["code"], -32600, "{reply}");
+        assert_eq!(v["id"], 7, "the server's own request id: {reply}");
     }
 }
