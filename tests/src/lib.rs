@@ -171,6 +171,37 @@ pub fn serve_http(args: &[&std::ffi::OsStr], configure: impl FnOnce(&mut Command
     serve_http_logged(args, configure, Default::default())
 }
 
+/// `wasmgate serve --http --prefix never` in front of one config server
+/// `conformance` running `fixture` (the conformance fixture server's path,
+/// `env!("CARGO_BIN_EXE_conformance-fixture-server")`) over stdio, with an
+/// empty plugin folder in `dir`; the gateway's stderr lines go to `log`.
+pub fn serve_fixture_gateway(
+    dir: &std::path::Path,
+    fixture: &str,
+    log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+) -> ServedHttp {
+    let cfg = dir.join("gateway.yaml");
+    std::fs::write(
+        &cfg,
+        format!("mcp_servers:\n  conformance:\n    command: \"{fixture}\"\n"),
+    )
+    .unwrap();
+    let plugins = dir.join("no-plugins");
+    std::fs::create_dir_all(&plugins).unwrap();
+    serve_http_logged(
+        &[
+            "--prefix".as_ref(),
+            "never".as_ref(),
+            "--config".as_ref(),
+            cfg.as_os_str(),
+            "--plugins".as_ref(),
+            plugins.as_os_str(),
+        ],
+        |_| {},
+        log,
+    )
+}
+
 /// [`serve_http`], also keeping every stderr line of the gateway in `log`
 /// (for a test that looks for what the gateway or its servers logged).
 pub fn serve_http_logged(

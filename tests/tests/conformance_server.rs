@@ -225,27 +225,10 @@ fn fixture_http() -> Fixture {
 /// `wasmgate serve --http --prefix never` with one config server: the
 /// fixture over stdio.
 fn gateway(dir: &Path) -> ServedHttp {
-    let cfg = dir.join("gateway.yaml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "mcp_servers:\n  conformance:\n    command: \"{}\"\n",
-            env!("CARGO_BIN_EXE_conformance-fixture-server")
-        ),
-    )
-    .unwrap();
-    let plugins = dir.join("no-plugins");
-    std::fs::create_dir_all(&plugins).unwrap();
-    wasmgate_conformance::serve_http(
-        &[
-            "--prefix".as_ref(),
-            "never".as_ref(),
-            "--config".as_ref(),
-            cfg.as_os_str(),
-            "--plugins".as_ref(),
-            plugins.as_os_str(),
-        ],
-        |_| {},
+    wasmgate_conformance::serve_fixture_gateway(
+        dir,
+        env!("CARGO_BIN_EXE_conformance-fixture-server"),
+        Default::default(),
     )
 }
 

@@ -147,29 +147,20 @@ fn gateway(dir: &std::path::Path) -> ServedHttp {
 
 /// [`gateway`], keeping the gateway's stderr lines in `log`.
 fn gateway_logged(dir: &std::path::Path, log: Arc<Mutex<Vec<String>>>) -> ServedHttp {
-    let cfg = dir.join("gateway.yaml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "mcp_servers:\n  conformance:\n    command: \"{}\"\n",
-            env!("CARGO_BIN_EXE_conformance-fixture-server")
-        ),
-    )
-    .unwrap();
-    let plugins = dir.join("no-plugins");
-    std::fs::create_dir_all(&plugins).unwrap();
-    wasmgate_conformance::serve_http_logged(
-        &[
-            "--prefix".as_ref(),
-            "never".as_ref(),
-            "--config".as_ref(),
-            cfg.as_os_str(),
-            "--plugins".as_ref(),
-            plugins.as_os_str(),
-        ],
-        |_| {},
+    wasmgate_conformance::serve_fixture_gateway(
+        dir,
+        env!("CARGO_BIN_EXE_conformance-fixture-server"),
         log,
     )
+}
+
+/// Waits until `done`; panics after [`STEP`] with `what`.
+async fn until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + STEP;
+    while !done() {
+        assert!(std::time::Instant::now() < deadline, "{what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 /// Waits until a line of `log` contains `needle`; panics after [`STEP`]
@@ -273,14 +264,10 @@ async fn a_cancelled_call_reaches_the_server_and_is_forgotten_by_the_gateway() {
     let (b, seen_b) = connect(&served.url, "agent-b", true).await;
     let (_, call) = start_call(&a, "test_slow", serde_json::json!({"seconds": 30})).await;
     // The call is running on the server once its first progress arrived.
-    let deadline = std::time::Instant::now() + STEP;
-    while seen_a.lock().unwrap().progress.is_empty() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no progress of test_slow"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    until("no progress of test_slow", || {
+        !seen_a.lock().unwrap().progress.is_empty()
+    })
+    .await;
     call.cancel(Some("the agent changed its mind".into()))
         .await
         .expect("send notifications/cancelled");
@@ -432,11 +419,10 @@ async fn log_lines_at_the_level_set_elicitation_only_when_declared_updates_only_
     .await
     .unwrap()
     .expect("resources/subscribe");
-    let deadline = std::time::Instant::now() + STEP;
-    while seen_b.lock().unwrap().updated.is_empty() {
-        assert!(std::time::Instant::now() < deadline, "no resources/updated");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    until("no resources/updated", || {
+        !seen_b.lock().unwrap().updated.is_empty()
+    })
+    .await;
     assert_eq!(seen_b.lock().unwrap().updated, ["test://watched-resource"]);
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(

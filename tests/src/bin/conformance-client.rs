@@ -95,15 +95,9 @@ async fn run(url: &str, scenario: &str) -> Result<(), String> {
     {
         eprintln!("first connect: {e}; logging in");
         client.shutdown().await;
-        oauth::login::login(
-            SERVER,
-            url,
-            cfg,
-            oauth::login::following_browser(),
-            Duration::from_secs(20),
-        )
-        .await
-        .map_err(|e| format!("login failed: {e}"))?;
+        log_in(url, cfg)
+            .await
+            .map_err(|e| format!("login failed: {e}"))?;
         client = McpClient::new();
         report = client
             .connect_all(std::slice::from_ref(&spec), |_| true)
@@ -132,15 +126,9 @@ async fn run(url: &str, scenario: &str) -> Result<(), String> {
                 && e.to_string().contains(oauth::AUTH_REQUIRED)
             {
                 eprintln!("call {tool}: {e}; logging in again");
-                oauth::login::login(
-                    SERVER,
-                    url,
-                    cfg,
-                    oauth::login::following_browser(),
-                    Duration::from_secs(20),
-                )
-                .await
-                .map_err(|e| format!("step-up login failed: {e}"))?;
+                log_in(url, cfg)
+                    .await
+                    .map_err(|e| format!("step-up login failed: {e}"))?;
                 client.shutdown().await;
                 client = McpClient::new();
                 let again = client
@@ -162,6 +150,19 @@ async fn run(url: &str, scenario: &str) -> Result<(), String> {
     .await;
     client.shutdown().await;
     outcome
+}
+
+/// `wasmgate login` of the scenario's server with the browser stand-in
+/// that follows the authorization server's redirect.
+async fn log_in(url: &str, cfg: &OAuthConfig) -> Result<(), String> {
+    oauth::login::login(
+        SERVER,
+        url,
+        cfg,
+        oauth::login::following_browser(),
+        Duration::from_secs(20),
+    )
+    .await
 }
 
 /// The tool calls each scenario expects after discovery, as
