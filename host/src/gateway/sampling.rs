@@ -144,7 +144,8 @@ impl ClientJob {
                         let _ = reply.send(answer.map_err(|e| e.to_string()));
                     }
                     () = reply.closed() => {
-                        // Sent from this task, so over HTTP it rides the call's stream.
+                        // Sent at once with the reason (over HTTP rmcp puts a
+                        // cancel on the session's own stream, docs/mcp-client.md §7).
                         if let Some(id) = guard.id.take() {
                             let _ = peer
                                 .notify_cancelled(CancelledNotificationParam::new(
