@@ -66,7 +66,7 @@ fn wine() -> Option<&'static Wine> {
             if std::env::var("WASMGATE_REQUIRE_WINE").as_deref() == Ok("1") {
                 panic!("WASMGATE_REQUIRE_WINE=1 but the Wine suite cannot run: {why}");
             }
-            skipped(&format!(
+            logged(&format!(
                 "SKIPPED: the Windows suite under Wine does not run here: {why}"
             ));
             None
@@ -74,9 +74,10 @@ fn wine() -> Option<&'static Wine> {
     }
 }
 
-/// Says why a test skipped on the real stderr: the test harness captures
-/// `eprintln!`, and a skip must be seen in the log.
-fn skipped(why: &str) {
+/// Writes a line (why a test skipped, a retried Wine start) to the real
+/// stderr: the test harness captures `eprintln!`, and these must be seen in
+/// the log.
+fn logged(why: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "{why}");
 }
@@ -296,15 +297,32 @@ impl Wine {
     /// prints "ShellExecuteEx failed"; seen once on a loaded 2-core CI for
     /// `cmd`, which is in every prefix) is tried again, at most
     /// [`WINE_START_TRIES`] times: it is not an answer of the program.
+    /// So is a failure with no output at all (seen once on CI for
+    /// `wasmgate.exe call`, with `WINEDEBUG=-all` silencing Wine's own
+    /// message): every program run here says why it failed — wasmgate on
+    /// stderr or as `--json` on stdout, `reg`, `cmd` and `taskkill` too.
+    /// Each retry is written to the real stderr, so a log shows it.
     fn run(&self, args: &[&OsStr], env: &[(&str, &str)]) -> Result<Output, String> {
         let mut tries = 1;
         loop {
             let out = bounded(self.command(args, env))?;
-            let not_started = !out.status.success()
-                && String::from_utf8_lossy(&out.stdout).contains("ShellExecuteEx failed");
-            if !not_started || tries == WINE_START_TRIES {
+            let failed = !out.status.success();
+            let start_failed =
+                failed && String::from_utf8_lossy(&out.stdout).contains("ShellExecuteEx failed");
+            let silent = failed && out.stdout.is_empty() && out.stderr.is_empty();
+            if !(start_failed || silent) || tries == WINE_START_TRIES {
                 return Ok(out);
             }
+            logged(&format!(
+                "wine {args:?}: {} with {}; started again (try {} of {WINE_START_TRIES})",
+                out.status,
+                if silent {
+                    "no output"
+                } else {
+                    "\"ShellExecuteEx failed\""
+                },
+                tries + 1
+            ));
             tries += 1;
             std::thread::sleep(Duration::from_millis(500));
         }
@@ -1066,7 +1084,7 @@ fn mcp_stdio_server_exe_filtered_env_job_object_and_server_json_liveness() {
         if std::env::var("WASMGATE_REQUIRE_WINE").as_deref() == Ok("1") {
             panic!("WASMGATE_REQUIRE_WINE=1: {why}");
         }
-        skipped(&format!("SKIPPED: {why}"));
+        logged(&format!("SKIPPED: {why}"));
         return;
     }
     let server_win = r"C:\wg\mcp\hostile-mcp-server.exe";
