@@ -3,8 +3,8 @@
 //! code + PKCE through the loopback redirect (a browser stand-in follows
 //! the redirect), refresh before expiry with rotation, a revoked refresh
 //! making the server `auth_required` in `status` and `call`, two servers
-//! on one issuer, the token file private, and no token in any output
-//! (docs/mcp-client.md §9).
+//! on one issuer, the device login (RFC 8628) approved and denied, the
+//! token file private, and no token in any output (docs/mcp-client.md §9).
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -18,8 +18,12 @@ struct Server {
 }
 
 fn start(expires_in: u64) -> Server {
+    start_with(&["--expires-in", &expires_in.to_string()])
+}
+
+fn start_with(args: &[&str]) -> Server {
     let mut child = Command::new(env!("CARGO_BIN_EXE_oauth-test-server"))
-        .args(["--expires-in", &expires_in.to_string()])
+        .args(args)
         .stdout(Stdio::piped())
         .spawn()
         .expect("oauth-test-server starts");
@@ -76,6 +80,13 @@ fn wasmgate(s: &Setup, args: &[&str]) -> Command {
     c
 }
 
+/// Whether `text` holds a token or a device code of the test server.
+fn has_secret(text: &str) -> bool {
+    text.contains("secret-access")
+        || text.contains("secret-refresh")
+        || text.contains("secret-device")
+}
+
 /// Everything a command printed; asserts no token is in it.
 fn run(s: &Setup, args: &[&str]) -> (bool, String) {
     let out = wasmgate(s, args).output().expect("wasmgate runs");
@@ -85,7 +96,7 @@ fn run(s: &Setup, args: &[&str]) -> (bool, String) {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(
-        !text.contains("secret-access") && !text.contains("secret-refresh"),
+        !has_secret(&text),
         "a token was printed by {args:?}:\n{text}"
     );
     (out.status.success(), text)
@@ -117,31 +128,33 @@ fn login(s: &Setup, server: &str) -> String {
     std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
     let status = child.wait().unwrap();
     seen += &rest;
-    assert!(
-        !seen.contains("secret-access") && !seen.contains("secret-refresh"),
-        "{seen}"
-    );
+    assert!(!has_secret(&seen), "{seen}");
     assert!(status.success(), "login failed:\n{seen}");
     seen
 }
 
+/// The status line and body of `GET path_and_query` on the test server.
+fn get(base: &str, path_and_query: &str) -> (String, String) {
+    use std::io::{Read, Write};
+    let addr = base.trim_start_matches("http://");
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    s.write_all(
+        format!("GET {path_and_query} HTTP/1.1\r\nhost: {addr}\r\nconnection: close\r\n\r\n")
+            .as_bytes(),
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    let (head, body) = out.split_once("\r\n\r\n").unwrap();
+    (
+        head.lines().next().unwrap_or("").to_string(),
+        body.to_string(),
+    )
+}
+
 fn stats(base: &str) -> serde_json::Value {
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    rt.block_on(async {
-        let addr = base.trim_start_matches("http://");
-        let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
-        use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        s.write_all(
-            format!("GET /test/stats HTTP/1.1\r\nhost: {addr}\r\nconnection: close\r\n\r\n")
-                .as_bytes(),
-        )
-        .await
-        .unwrap();
-        let mut out = String::new();
-        s.read_to_string(&mut out).await.unwrap();
-        let body = out.split_once("\r\n\r\n").unwrap().1;
-        serde_json::from_str(body).unwrap()
-    })
+    serde_json::from_str(&get(base, "/test/stats").1).unwrap()
 }
 
 fn post(base: &str, path: &str) {
@@ -157,6 +170,142 @@ fn post(base: &str, path: &str) {
     .unwrap();
     let mut out = String::new();
     let _ = s.read_to_string(&mut out);
+}
+
+/// Refresh before expiry (4 s tokens, refreshed in their last 2 s): a call
+/// of `mcp_a_hello` every half second, each one working, until the server
+/// counts more refreshes than `before` (bounded: a loaded machine shifts
+/// when the window opens, not whether). The new count.
+fn refreshed_after(s: &Setup, base: &str, before: u64) -> u64 {
+    for _ in 0..16 {
+        std::thread::sleep(Duration::from_millis(500));
+        let (ok, text) = run(s, &["call", "mcp_a_hello"]);
+        assert!(ok, "{text}");
+        let now = stats(base)["refreshes"].as_u64().unwrap();
+        if now > before {
+            return now;
+        }
+    }
+    panic!("no refresh within 8 s of calls: {}", stats(base));
+}
+
+/// `wasmgate login SERVER --device --no-browser`, with the test as the
+/// user on another device: it reads the printed code and URL, waits until
+/// wasmgate has polled once (and been told `authorization_pending`), then
+/// opens the URL that has the code in it, adding `extra` (`&deny=1` to
+/// say no). What the login printed, and whether it succeeded.
+fn device_login(s: &Setup, base: &str, server: &str, extra: &str) -> (bool, String) {
+    let polls_before = stats(base)["device_polls"].as_u64().unwrap();
+    let mut child = wasmgate(
+        s,
+        &["login", server, "--device", "--no-browser", "--wait", "30"],
+    )
+    .stderr(Stdio::piped())
+    .stdout(Stdio::null())
+    .spawn()
+    .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    let mut code = None;
+    let complete = loop {
+        let mut line = String::new();
+        if err.read_line(&mut line).unwrap() == 0 {
+            panic!("the device login ended without printing its URL:\n{seen}");
+        }
+        seen += &line;
+        if let Some(rest) = line.split_once("enter the code ") {
+            code = rest.1.split_whitespace().next().map(str::to_string);
+        }
+        if let Some(u) = line.trim().strip_prefix(base) {
+            break u.to_string();
+        }
+    };
+    let code = code.unwrap_or_else(|| panic!("no code was printed:\n{seen}"));
+    assert!(complete.ends_with(&format!("user_code={code}")), "{seen}");
+    assert!(
+        seen.contains(&format!("open {base}/device on any device")),
+        "{seen}"
+    );
+    for _ in 0..200 {
+        if stats(base)["device_polls"].as_u64().unwrap() > polls_before {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let (status, body) = get(base, &format!("{complete}{extra}"));
+    assert!(status.contains("200"), "{status} {body}");
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
+    seen += &rest;
+    let ok = child.wait().unwrap().success();
+    assert!(
+        !has_secret(&seen),
+        "a token or the device code was printed:\n{seen}"
+    );
+    (ok, seen)
+}
+
+#[test]
+fn device_login_polls_until_approved_refreshes_and_a_denied_one_saves_nothing() {
+    let srv = start(4);
+    let s = setup(&srv.base);
+    let (ok, text) = device_login(&s, &srv.base, "a", "");
+    assert!(ok, "{text}");
+    assert!(text.contains("logged in to 'a'"), "{text}");
+    let st = stats(&srv.base);
+    // One poll was told to wait, the next got the tokens.
+    assert!(st["device_polls"].as_u64().unwrap() >= 2, "{st}");
+    assert_eq!(st["registrations"], 1, "{st}");
+    assert_eq!(
+        st["device_resources"],
+        serde_json::json!([format!("{}/a/mcp", srv.base)]),
+        "{st}"
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(s.tokens.join("a.json"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    let (ok, text) = run(&s, &["call", "mcp_a_hello"]);
+    assert!(ok, "{text}");
+    assert!(text.contains("hello from the protected server"), "{text}");
+    // The device login is rmcp's saved login: refreshed like the browser's.
+    refreshed_after(&s, &srv.base, 0);
+
+    // The user says no: the login fails naming the server's answer, and
+    // nothing is saved.
+    let (ok, text) = device_login(&s, &srv.base, "b", "&deny=1");
+    assert!(!ok, "{text}");
+    assert!(text.contains("access_denied"), "{text}");
+    assert!(!s.tokens.join("b.json").exists());
+    let (ok, text) = run(&s, &["call", "mcp_b_hello"]);
+    assert!(!ok);
+    assert!(text.contains("run `wasmgate login b`"), "{text}");
+}
+
+/// An authorization server without a device endpoint: `--device` says so
+/// and names the way that works, and registers no client.
+#[test]
+fn a_device_login_where_the_server_has_none_says_so() {
+    let srv = start_with(&["--no-device"]);
+    let s = setup(&srv.base);
+    let (ok, text) = run(
+        &s,
+        &["login", "a", "--device", "--no-browser", "--wait", "5"],
+    );
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("offers no device login")
+            && text.contains("device_authorization_endpoint")
+            && text.contains("without --device"),
+        "{text}"
+    );
+    assert_eq!(stats(&srv.base)["registrations"], 0);
+    assert!(!s.tokens.join("a.json").exists());
 }
 
 #[test]
@@ -195,25 +344,10 @@ fn login_refresh_rotation_revocation_and_two_servers_on_one_issuer() {
     let (ok, text) = run(&s, &["call", "mcp_b_hello"]);
     assert!(ok, "{text}");
 
-    // Refresh before expiry (4 s tokens, refreshed in their last 2 s): a
-    // call every half second, each one working, until one has refreshed
-    // (bounded: a loaded machine shifts when the window opens, not whether).
-    let refreshed_after = |before: u64| -> u64 {
-        for _ in 0..16 {
-            std::thread::sleep(Duration::from_millis(500));
-            let (ok, text) = run(&s, &["call", "mcp_a_hello"]);
-            assert!(ok, "{text}");
-            let now = stats(&srv.base)["refreshes"].as_u64().unwrap();
-            if now > before {
-                return now;
-            }
-        }
-        panic!("no refresh within 8 s of calls: {}", stats(&srv.base));
-    };
-    let first = refreshed_after(0);
+    let first = refreshed_after(&s, &srv.base, 0);
     // Rotation: the server killed the old refresh token; the stored one
     // is the new one, so the next refresh works too.
-    refreshed_after(first);
+    refreshed_after(&s, &srv.base, first);
     let st = stats(&srv.base);
     assert_eq!(st["refused_refreshes"], 0, "{st}");
 

@@ -14,7 +14,13 @@ pub struct LoginArgs {
     /// Do not open a browser; only print the URL to open elsewhere.
     #[arg(long)]
     pub no_browser: bool,
-    /// Seconds to wait for the browser's redirect (default 300).
+    /// Log in with a code entered on another device (the OAuth device
+    /// grant, for a machine without a browser): prints a URL and a code,
+    /// and waits for the approval.
+    #[arg(long)]
+    pub device: bool,
+    /// Seconds to wait for the browser's redirect or the device approval
+    /// (default 300).
     #[arg(long, value_name = "SECONDS", default_value_t = 300)]
     pub wait: u64,
 }
@@ -45,6 +51,29 @@ pub async fn run_login(h: &Host, args: &LoginArgs) -> u8 {
             return 1;
         }
     };
+    let wait = std::time::Duration::from_secs(args.wait.clamp(1, 3600));
+    if args.device {
+        let no_browser = args.no_browser;
+        let show = move |p: &oauth::device::DevicePrompt| {
+            eprintln!(
+                "To log in, open {} on any device and enter the code {} (it expires in {} s).",
+                p.verification_uri, p.user_code, p.expires_in
+            );
+            if let Some(u) = &p.verification_uri_complete {
+                eprintln!("Or open this URL, which has the code in it:\n  {u}");
+                if !no_browser {
+                    login::open_with_system(u);
+                }
+            }
+        };
+        return match oauth::device::login_device(&args.server, &url, &cfg, show, wait).await {
+            Ok(()) => logged_in(&args.server),
+            Err(e) => {
+                eprintln!("wasmgate login: {}", crate::terminal::line(&e));
+                1
+            }
+        };
+    }
     let browser = if args.no_browser {
         Box::new(
             |url: String| -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
@@ -54,20 +83,21 @@ pub async fn run_login(h: &Host, args: &LoginArgs) -> u8 {
     } else {
         login::system_browser()
     };
-    let wait = std::time::Duration::from_secs(args.wait.clamp(1, 3600));
     match login::login(&args.server, &url, &cfg, browser, wait).await {
-        Ok(()) => {
-            eprintln!(
-                "wasmgate login: logged in to '{}'",
-                crate::terminal::line(&args.server)
-            );
-            0
-        }
+        Ok(()) => logged_in(&args.server),
         Err(e) => {
             eprintln!("wasmgate login: {}", crate::terminal::line(&e));
             1
         }
     }
+}
+
+fn logged_in(server: &str) -> u8 {
+    eprintln!(
+        "wasmgate login: logged in to '{}'",
+        crate::terminal::line(server)
+    );
+    0
 }
 
 /// Runs `wasmgate logout SERVER`: removes the server's token file.

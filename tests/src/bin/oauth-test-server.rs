@@ -14,11 +14,17 @@
 //!   (PKCE S256, dynamic registration, refresh tokens).
 //! * `/register`, `/authorize` (redirects at once with a code: the user
 //!   approves), `/token` (`authorization_code` with the PKCE check,
-//!   `refresh_token` with rotation: the old refresh token dies).
-//! * `/test/stats` (JSON counts) and `POST /test/revoke` (every refresh
+//!   `refresh_token` with rotation: the old refresh token dies, and the
+//!   device grant: `authorization_pending` until the user decided).
+//! * `/device_authorization` (RFC 8628: a device code, a user code, the
+//!   verification URLs, `interval` 1 s) and `/device?user_code=…` — the
+//!   page the user opens: it approves the code, or denies it with
+//!   `&deny=1`.
+//! * `/test/stats` (JSON counts, `device_polls` among them) and `POST /test/revoke` (every refresh
 //!   token dies), for the tests.
 //!
-//! Flags: `--expires-in SECONDS` (access token lifetime, default 3600).
+//! Flags: `--expires-in SECONDS` (access token lifetime, default 3600);
+//! `--no-device` (the metadata names no device authorization endpoint).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -98,6 +104,11 @@ struct State {
     registrations: u64,
     resources: Vec<String>,
     pkce_checked: u64,
+    /// device code → (user code, client_id, the user's decision)
+    devices: HashMap<String, (String, String, Option<bool>)>,
+    device_polls: u64,
+    /// The `resource` of each device authorization request.
+    device_resources: Vec<String>,
 }
 
 type Body = http_body_util::combinators::BoxBody<Bytes, std::convert::Infallible>;
@@ -123,6 +134,30 @@ fn fresh(st: &mut State, kind: &str) -> String {
     format!("{kind}-{}-{}", st.counter, std::process::id())
 }
 
+/// The issuer's metadata (RFC 8414): PKCE S256, dynamic registration,
+/// refresh tokens, and with `device` the device authorization endpoint.
+fn metadata(base: &str, device: bool) -> serde_json::Value {
+    let mut m = serde_json::json!({
+        "issuer": base,
+        "authorization_endpoint": format!("{base}/authorize"),
+        "token_endpoint": format!("{base}/token"),
+        "registration_endpoint": format!("{base}/register"),
+        "response_types_supported": ["code"],
+        "grant_types_supported": ["authorization_code", "refresh_token"],
+        "code_challenge_methods_supported": ["S256"],
+        "token_endpoint_auth_methods_supported": ["none"],
+    });
+    if device {
+        m["device_authorization_endpoint"] = format!("{base}/device_authorization").into();
+        m["grant_types_supported"] = serde_json::json!([
+            "authorization_code",
+            "refresh_token",
+            "urn:ietf:params:oauth:grant-type:device_code"
+        ]);
+    }
+    m
+}
+
 #[tokio::main]
 async fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -132,6 +167,7 @@ async fn main() {
         .and_then(|i| args.get(i + 1))
         .and_then(|v| v.parse().ok())
         .unwrap_or(3600);
+    let device = !args.iter().any(|a| a == "--no-device");
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
         .await
         .expect("bind 127.0.0.1");
@@ -200,19 +236,7 @@ async fn main() {
                             }),
                         )
                     }
-                    "/.well-known/oauth-authorization-server" => json(
-                        200,
-                        serde_json::json!({
-                            "issuer": base,
-                            "authorization_endpoint": format!("{base}/authorize"),
-                            "token_endpoint": format!("{base}/token"),
-                            "registration_endpoint": format!("{base}/register"),
-                            "response_types_supported": ["code"],
-                            "grant_types_supported": ["authorization_code", "refresh_token"],
-                            "code_challenge_methods_supported": ["S256"],
-                            "token_endpoint_auth_methods_supported": ["none"],
-                        }),
-                    ),
+                    "/.well-known/oauth-authorization-server" => json(200, metadata(&base, device)),
                     "/register" => {
                         st.registrations += 1;
                         let req: serde_json::Value =
@@ -262,6 +286,87 @@ async fn main() {
                             .header("location", loc.to_string())
                             .body(Full::new(Bytes::new()).boxed())
                             .expect("response")
+                    }
+                    "/device_authorization" => {
+                        let f = form(&body);
+                        let client = f.get("client_id").cloned().unwrap_or_default();
+                        if let Some(r) = f.get("resource") {
+                            st.device_resources.push(r.clone());
+                        }
+                        let device_code = fresh(&mut st, "secret-device");
+                        st.counter += 1;
+                        let user_code = format!("WG-{:04}", st.counter);
+                        st.devices
+                            .insert(device_code.clone(), (user_code.clone(), client, None));
+                        json(
+                            200,
+                            serde_json::json!({
+                                "device_code": device_code,
+                                "user_code": user_code,
+                                "verification_uri": format!("{base}/device"),
+                                "verification_uri_complete": format!("{base}/device?user_code={user_code}"),
+                                "expires_in": 120,
+                                "interval": 1,
+                            }),
+                        )
+                    }
+                    "/device" => {
+                        let q = form(query.as_bytes());
+                        let user_code = q.get("user_code").cloned().unwrap_or_default();
+                        let deny = q.contains_key("deny");
+                        let found = st
+                            .devices
+                            .values_mut()
+                            .find(|(u, _, decided)| *u == user_code && decided.is_none());
+                        match found {
+                            Some((_, _, decided)) => {
+                                *decided = Some(!deny);
+                                resp(200, "text/plain", "decided".into())
+                            }
+                            None => resp(404, "text/plain", "no such code".into()),
+                        }
+                    }
+                    "/token"
+                        if form(&body).get("grant_type").map(String::as_str)
+                            == Some("urn:ietf:params:oauth:grant-type:device_code") =>
+                    {
+                        st.token_requests += 1;
+                        st.device_polls += 1;
+                        let f = form(&body);
+                        let code = f.get("device_code").cloned().unwrap_or_default();
+                        let client = f.get("client_id").cloned().unwrap_or_default();
+                        match st.devices.get(&code).cloned() {
+                            Some((_, owner, _)) if owner != client => {
+                                json(400, serde_json::json!({"error": "invalid_client"}))
+                            }
+                            Some((_, _, None)) => {
+                                json(400, serde_json::json!({"error": "authorization_pending"}))
+                            }
+                            Some((_, _, Some(false))) => {
+                                st.devices.remove(&code);
+                                json(
+                                    400,
+                                    serde_json::json!({"error": "access_denied", "error_description": "the user said no"}),
+                                )
+                            }
+                            Some((_, _, Some(true))) => {
+                                st.devices.remove(&code);
+                                let access = fresh(&mut st, "secret-access");
+                                let refresh = fresh(&mut st, "secret-refresh");
+                                st.access.insert(access.clone());
+                                st.refresh.insert(refresh.clone());
+                                json(
+                                    200,
+                                    serde_json::json!({
+                                        "access_token": access,
+                                        "token_type": "Bearer",
+                                        "expires_in": expires_in,
+                                        "refresh_token": refresh,
+                                    }),
+                                )
+                            }
+                            None => json(400, serde_json::json!({"error": "expired_token"})),
+                        }
                     }
                     "/token" => {
                         st.token_requests += 1;
@@ -331,6 +436,8 @@ async fn main() {
                             "pkce_checked": st.pkce_checked,
                             "resources": st.resources,
                             "live_access_tokens": st.access.len(),
+                            "device_polls": st.device_polls,
+                            "device_resources": st.device_resources,
                         }),
                     ),
                     "/test/revoke" => {

@@ -24,7 +24,7 @@ const MAX_REDIRECT_REQUEST_BYTES: usize = 16 * 1024;
 pub const DEFAULT_LOGIN_WAIT: Duration = Duration::from_secs(300);
 
 /// The `client_name` wasmgate registers under (dynamic registration).
-const CLIENT_NAME: &str = "wasmgate";
+pub(super) const CLIENT_NAME: &str = "wasmgate";
 
 /// Logs in to `server` at `url`: discovery from the server's 401
 /// challenge, registration, the authorization URL handed to `browser`,
@@ -296,7 +296,9 @@ pub fn system_browser() -> OpenBrowser {
     })
 }
 
-fn open_with_system(url: &str) {
+/// Opens `url` with the system's opener when this machine has a desktop
+/// (`open`, `rundll32`, `xdg-open` with `DISPLAY` / `WAYLAND_DISPLAY`).
+pub(crate) fn open_with_system(url: &str) {
     let (prog, args): (&str, Vec<&str>) = if cfg!(target_os = "macos") {
         ("open", vec![url])
     } else if cfg!(windows) {

@@ -12,6 +12,7 @@
 //! `auth_required` verdict of a server whose tokens are missing or whose
 //! refresh failed ([`AUTH_REQUIRED`]).
 
+pub mod device;
 pub mod login;
 pub mod store;
 
