@@ -4,7 +4,9 @@
 //! the redirect), refresh before expiry with rotation, a revoked refresh
 //! making the server `auth_required` in `status` and `call`, two servers
 //! on one issuer, the device login (RFC 8628) approved and denied, the
-//! token file private, and no token in any output (docs/mcp-client.md §9).
+//! login in a real Secret Service (a private D-Bus session bus and
+//! gnome-keyring) and in a private file when the keyring is unavailable,
+//! and no token in any output (docs/mcp-client.md §9).
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -43,6 +45,8 @@ struct Setup {
     config: std::path::PathBuf,
     tokens: std::path::PathBuf,
     plugins: std::path::PathBuf,
+    /// Added to every `wasmgate` run (the keyring tests' bus).
+    env: Vec<(String, String)>,
 }
 
 fn setup(base: &str) -> Setup {
@@ -62,6 +66,7 @@ fn setup_with(yaml: &str) -> Setup {
         config,
         plugins,
         _dir: dir,
+        env: Vec::new(),
     }
 }
 
@@ -76,7 +81,14 @@ fn wasmgate(s: &Setup, args: &[&str]) -> Command {
         .env("WASMGATE_OAUTH_DIR", &s.tokens)
         .env("XDG_CONFIG_HOME", s._dir.path())
         .env_remove("DISPLAY")
-        .env_remove("WAYLAND_DISPLAY");
+        .env_remove("WAYLAND_DISPLAY")
+        // The token folder is the test's, so logins are files there
+        // (never the keyring of the user running the tests), unless a test
+        // asks for its own keyring.
+        .env_remove("WASMGATE_OAUTH_STORE");
+    for (k, v) in &s.env {
+        c.env(k, v);
+    }
     c
 }
 
@@ -390,4 +402,214 @@ fn an_authorized_servers_oversized_answer_is_cut_at_the_limit() {
     // The neighbour on the same issuer is unaffected.
     let (ok, text) = run(&s, &["call", "mcp_a_hello"]);
     assert!(ok, "{text}");
+}
+
+/// A Secret Service of this test only: its own D-Bus session bus
+/// (`dbus-daemon`) and `gnome-keyring-daemon` with an unlocked login
+/// collection, in a temporary home. Both end on drop.
+#[cfg(target_os = "linux")]
+struct SecretService {
+    _keyring: wasmgate_conformance::KillOnDrop,
+    _bus: wasmgate_conformance::KillOnDrop,
+    home: tempfile::TempDir,
+    address: String,
+}
+
+#[cfg(target_os = "linux")]
+impl SecretService {
+    /// `None` (after saying why) where the programs are missing, unless
+    /// `WASMGATE_REQUIRE_KEYRING=1` (CI), where that panics.
+    fn start() -> Option<SecretService> {
+        let missing: Vec<_> = ["dbus-daemon", "gnome-keyring-daemon", "secret-tool"]
+            .into_iter()
+            .filter(|p| Command::new(p).arg("--version").output().is_err())
+            .collect();
+        if !missing.is_empty() {
+            let why = format!(
+                "SKIPPED: no {missing:?} here (Debian: apt-get install gnome-keyring dbus libsecret-tools)"
+            );
+            if std::env::var("WASMGATE_REQUIRE_KEYRING").as_deref() == Ok("1") {
+                panic!("WASMGATE_REQUIRE_KEYRING=1: {why}");
+            }
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "{why}");
+            return None;
+        }
+        let home = tempfile::tempdir().unwrap();
+        let runtime = home.path().join("run");
+        std::fs::create_dir_all(&runtime).unwrap();
+        let mut bus = Command::new("dbus-daemon")
+            .args(["--session", "--nofork", "--nopidfile", "--print-address=1"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut address = String::new();
+        BufReader::new(bus.stdout.take().unwrap())
+            .read_line(&mut address)
+            .unwrap();
+        let address = address.trim().to_string();
+        assert!(address.starts_with("unix:"), "dbus-daemon said {address:?}");
+        let bus = wasmgate_conformance::KillOnDrop(bus);
+        let mut keyring = Command::new("gnome-keyring-daemon")
+            .args(["--foreground", "--unlock", "--components=secrets"])
+            .env("HOME", home.path())
+            .env("XDG_RUNTIME_DIR", &runtime)
+            .env("XDG_DATA_HOME", home.path().join("data"))
+            .env("DBUS_SESSION_BUS_ADDRESS", &address)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        {
+            use std::io::Write;
+            // The login collection's password, read from stdin to its end.
+            let mut stdin = keyring.stdin.take().unwrap();
+            stdin.write_all(b"test-keyring-password").unwrap();
+        }
+        let s = SecretService {
+            _keyring: wasmgate_conformance::KillOnDrop(keyring),
+            _bus: bus,
+            home,
+            address,
+        };
+        // Up when an item can be stored and read back (bounded).
+        for _ in 0..100 {
+            let mut store = s.secret_tool(&[
+                "store",
+                "--label=probe",
+                "service",
+                "wg-probe",
+                "username",
+                "p",
+            ]);
+            let stored = store
+                .stdin(Stdio::piped())
+                .spawn()
+                .and_then(|mut c| {
+                    use std::io::Write;
+                    c.stdin.take().unwrap().write_all(b"up")?;
+                    c.wait()
+                })
+                .is_ok_and(|st| st.success());
+            if stored && s.lookup("wg-probe", "p").as_deref() == Some("up") {
+                return Some(s);
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("the test's Secret Service did not come up");
+    }
+
+    fn secret_tool(&self, args: &[&str]) -> Command {
+        let mut c = Command::new("secret-tool");
+        c.args(args)
+            .env("DBUS_SESSION_BUS_ADDRESS", &self.address)
+            .env("HOME", self.home.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        c
+    }
+
+    /// The secret of the item with these attributes, as `secret-tool`
+    /// (libsecret, not wasmgate's client) reads it.
+    fn lookup(&self, service: &str, user: &str) -> Option<String> {
+        let out = self
+            .secret_tool(&["lookup", "service", service, "username", user])
+            .output()
+            .ok()?;
+        (out.status.success() && !out.stdout.is_empty())
+            .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+}
+
+/// `WASMGATE_OAUTH_STORE=keyring` with a Secret Service on the bus: the
+/// login is in the keyring (libsecret reads it back; no token file), the
+/// server connects with it, and logout removes it.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_login_is_kept_in_the_os_keyring_and_logout_removes_it() {
+    let Some(keyring) = SecretService::start() else {
+        return;
+    };
+    let srv = start(3600);
+    let mut s = setup(&srv.base);
+    s.env = vec![
+        ("WASMGATE_OAUTH_STORE".into(), "keyring".into()),
+        ("DBUS_SESSION_BUS_ADDRESS".into(), keyring.address.clone()),
+    ];
+    let said = login(&s, "a");
+    assert!(said.contains("kept in the OS keyring"), "{said}");
+    assert!(
+        !s.tokens.join("a.json").exists(),
+        "a token file was written too"
+    );
+    let record = keyring
+        .lookup(wasmgate::mcp::oauth::KEYRING_SERVICE, "a")
+        .expect("the keyring holds the login");
+    let record: serde_json::Value = serde_json::from_str(&record).unwrap();
+    assert_eq!(record["resource"], format!("{}/a/mcp", srv.base));
+    assert!(
+        record["credentials"]["token_response"]["access_token"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("secret-access")),
+        "the record holds no access token"
+    );
+    let (ok, text) = run(&s, &["call", "mcp_a_hello"]);
+    assert!(ok, "{text}");
+    assert!(text.contains("hello from the protected server"), "{text}");
+    // b has no login: the keyring's entry is a's only.
+    let (ok, text) = run(&s, &["call", "mcp_b_hello"]);
+    assert!(!ok);
+    assert!(text.contains("run `wasmgate login b`"), "{text}");
+    let (ok, text) = run(&s, &["logout", "a"]);
+    assert!(ok && text.contains("forgot the login of 'a'"), "{text}");
+    assert_eq!(
+        keyring.lookup(wasmgate::mcp::oauth::KEYRING_SERVICE, "a"),
+        None
+    );
+    let (ok, text) = run(&s, &["call", "mcp_a_hello"]);
+    assert!(!ok);
+    assert!(text.contains("run `wasmgate login a`"), "{text}");
+}
+
+/// `WASMGATE_OAUTH_STORE=keyring` where no keyring answers (a session bus
+/// address with nothing behind it): the login works, is kept in the
+/// private file, and the warning says why.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_unavailable_keyring_falls_back_to_a_private_file() {
+    let srv = start(3600);
+    let mut s = setup(&srv.base);
+    let nothing = s._dir.path().join("no-bus");
+    s.env = vec![
+        ("WASMGATE_OAUTH_STORE".into(), "keyring".into()),
+        (
+            "DBUS_SESSION_BUS_ADDRESS".into(),
+            format!("unix:path={}", nothing.display()),
+        ),
+    ];
+    let said = login(&s, "a");
+    let file = s.tokens.join("a.json");
+    assert!(said.contains("the OS keyring is not used"), "{said}");
+    assert!(
+        said.contains(&format!("kept in {}", file.display())),
+        "{said}"
+    );
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "token file mode {mode:o}");
+    let (ok, text) = run(&s, &["call", "mcp_a_hello"]);
+    assert!(ok, "{text}");
+    let (ok, _) = run(&s, &["logout", "a"]);
+    assert!(ok);
+    assert!(!file.exists());
+    // A word that is neither store is refused, naming it.
+    s.env[0].1 = "vault".into();
+    let (ok, text) = run(&s, &["call", "mcp_a_hello"]);
+    assert!(!ok);
+    assert!(
+        text.contains("WASMGATE_OAUTH_STORE must be `keyring` or `file` (got \"vault\")"),
+        "{text}"
+    );
 }

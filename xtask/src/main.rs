@@ -609,6 +609,7 @@ fn test(extra: &[String]) -> Result<()> {
     plugins()?;
     let interop = interop()?;
     windows_bins()?;
+    keyring_packages();
     let mut c = host_cargo();
     c.env("WASMGATE_INTEROP_DIR", &interop)
         .args(["test", "--locked", "--no-fail-fast"])
@@ -664,6 +665,35 @@ fn windows_bins() -> Result<()> {
         .args(["-p", "wasmgate", "--bin", "wasmgate"])
         .args(["-p", "wasmgate-conformance", "--bin", "hostile-mcp-server"]);
     run(c)
+}
+
+/// For the OS-keyring test of `wasmgate login` (`tests/tests/oauth.rs`,
+/// which starts its own D-Bus session bus and Secret Service): as root with
+/// apt-get, installs Debian's `gnome-keyring`, `dbus` and `libsecret-tools`
+/// when one of their programs is missing. A failed install only skips that
+/// test (it says so), unless `WASMGATE_REQUIRE_KEYRING=1`.
+fn keyring_packages() {
+    let programs = ["dbus-daemon", "gnome-keyring-daemon", "secret-tool"];
+    if programs.iter().all(|p| found(p)) || !cfg!(target_os = "linux") {
+        return;
+    }
+    let root_user = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    if !root_user || !found("apt-get") {
+        eprintln!("xtask: no Secret Service programs here; the keyring test will skip");
+        return;
+    }
+    let _ = Command::new("apt-get").args(["update", "-qq"]).status();
+    let mut c = Command::new("apt-get");
+    c.args(["install", "-y", "-qq", "--no-install-recommends"])
+        .args(["gnome-keyring", "dbus", "libsecret-tools"]);
+    if let Err(e) = run(c) {
+        eprintln!(
+            "xtask: could not install the Secret Service ({e:#}); the keyring test will skip"
+        );
+    }
 }
 
 /// `cargo test` of every example plugin crate on the host target.

@@ -67,7 +67,7 @@ pub async fn run_login(h: &Host, args: &LoginArgs) -> u8 {
             }
         };
         return match oauth::device::login_device(&args.server, &url, &cfg, show, wait).await {
-            Ok(()) => logged_in(&args.server),
+            Ok(()) => logged_in(&args.server, &url),
             Err(e) => {
                 eprintln!("wasmgate login: {}", crate::terminal::line(&e));
                 1
@@ -84,7 +84,7 @@ pub async fn run_login(h: &Host, args: &LoginArgs) -> u8 {
         login::system_browser()
     };
     match login::login(&args.server, &url, &cfg, browser, wait).await {
-        Ok(()) => logged_in(&args.server),
+        Ok(()) => logged_in(&args.server, &url),
         Err(e) => {
             eprintln!("wasmgate login: {}", crate::terminal::line(&e));
             1
@@ -92,9 +92,16 @@ pub async fn run_login(h: &Host, args: &LoginArgs) -> u8 {
     }
 }
 
-fn logged_in(server: &str) -> u8 {
+/// Says the login worked and where it is kept (the OS keyring or the
+/// file); the exit code.
+fn logged_in(server: &str, url: &str) -> u8 {
+    let kept = oauth::store_for(server, url)
+        .ok()
+        .and_then(|s| s.kept_in())
+        .map(|w| format!(" (kept in {w})"))
+        .unwrap_or_default();
     eprintln!(
-        "wasmgate login: logged in to '{}'",
+        "wasmgate login: logged in to '{}'{kept}",
         crate::terminal::line(server)
     );
     0
@@ -132,7 +139,7 @@ pub fn run_logout(h: &Host, server: &str) -> u8 {
             0
         }
         Err(e) => {
-            eprintln!("wasmgate logout: {}: {e}", store.path().display());
+            eprintln!("wasmgate logout: {e}");
             1
         }
     }

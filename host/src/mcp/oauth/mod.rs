@@ -20,7 +20,7 @@ use std::path::PathBuf;
 
 use rmcp::transport::auth::{AuthClient, AuthError, AuthorizationManager};
 
-pub use store::{FileCredentialStore, default_token_dir};
+pub use store::{KEYRING_SERVICE, StoreKind, TokenStore, default_token_dir};
 
 use crate::manifest::server::OAuthConfig;
 
@@ -33,6 +33,7 @@ pub const AUTH_REQUIRED: &str = "auth_required";
 static TOKEN_DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
 
 /// Sets the token folder for this process; `false` when it was set before.
+/// Logins then go to files there unless `WASMGATE_OAUTH_STORE=keyring`.
 pub fn set_token_dir(dir: PathBuf) -> bool {
     TOKEN_DIR.set(dir).is_ok()
 }
@@ -43,16 +44,27 @@ pub fn token_dir() -> Option<PathBuf> {
     TOKEN_DIR.get().cloned().or_else(default_token_dir)
 }
 
-/// The store of `server` at `url`.
+/// The store of `server` at `url`: the OS keyring with the file as its
+/// fallback, or files only when the token folder was chosen
+/// (`WASMGATE_OAUTH_DIR`, [`set_token_dir`]); `WASMGATE_OAUTH_STORE`
+/// (`keyring` / `file`) decides over both (docs/mcp-client.md §9).
 ///
 /// # Errors
-/// No token folder on this machine.
-pub fn store_for(server: &str, url: &str) -> Result<FileCredentialStore, String> {
+/// No token folder on this machine, or a `WASMGATE_OAUTH_STORE` that is
+/// neither word.
+pub fn store_for(server: &str, url: &str) -> Result<TokenStore, String> {
     let dir = token_dir().ok_or_else(|| {
         "this machine has no user config dir for the token store; set WASMGATE_OAUTH_DIR"
             .to_string()
     })?;
-    Ok(FileCredentialStore::new(&dir, server, url))
+    let chosen = TOKEN_DIR.get().is_some()
+        || std::env::var_os("WASMGATE_OAUTH_DIR").is_some_and(|d| !d.is_empty());
+    let kind = StoreKind::from_env(if chosen {
+        StoreKind::File
+    } else {
+        StoreKind::Keyring
+    })?;
+    Ok(TokenStore::new(&dir, server, url, kind))
 }
 
 /// The sentence every `auth_required` message ends with.
@@ -64,7 +76,7 @@ pub fn login_hint(server: &str) -> String {
 /// credential store.
 pub(crate) async fn manager(
     url: &str,
-    store: FileCredentialStore,
+    store: TokenStore,
 ) -> Result<AuthorizationManager, AuthError> {
     let mut m = AuthorizationManager::new(url).await?;
     m.set_credential_store(store);
