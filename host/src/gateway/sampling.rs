@@ -88,6 +88,9 @@ impl ClientAsk {
     /// `create_message` checks it.
     fn request(self, peer: &Peer<RoleServer>) -> Result<ServerRequest, String> {
         Ok(match self {
+            // The checks rmcp's `Peer::create_message` makes before it
+            // sends; that call awaits the answer without the request id the
+            // gateway needs to withdraw the request, so it sends itself.
             ClientAsk::Sampling(params) => {
                 if (params.tools.is_some() || params.tool_choice.is_some())
                     && !peer.supports_sampling_tools()
@@ -196,6 +199,13 @@ pub(crate) enum Need {
     Elicitation,
 }
 
+/// Form mode in an agent's elicitation capability: `form` named, or
+/// neither mode (an empty object means form only, for clients of protocol
+/// versions before modes).
+fn declares_form_mode(c: &rmcp::model::ElicitationCapability) -> bool {
+    c.form.is_some() || c.url.is_none()
+}
+
 impl Need {
     fn name(self) -> &'static str {
         match self {
@@ -211,10 +221,16 @@ impl Need {
         }
     }
 
+    /// Whether the agent declared what the gateway passes on: sampling, or
+    /// form-mode elicitation (the only mode forwarded).
     fn declared(self, peer: &Peer<RoleServer>) -> bool {
         peer.peer_info().is_some_and(|i| match self {
             Need::Sampling => i.capabilities.sampling.is_some(),
-            Need::Elicitation => i.capabilities.elicitation.is_some(),
+            Need::Elicitation => i
+                .capabilities
+                .elicitation
+                .as_ref()
+                .is_some_and(declares_form_mode),
         })
     }
 }
@@ -646,6 +662,19 @@ mod tests {
         tokio::time::timeout(Duration::from_millis(200), f)
             .await
             .ok()
+    }
+
+    #[test]
+    fn form_mode_is_declared_by_form_or_by_an_empty_capability() {
+        let c = |v: serde_json::Value| -> rmcp::model::ElicitationCapability {
+            serde_json::from_value(v).unwrap()
+        };
+        assert!(declares_form_mode(&c(serde_json::json!({}))));
+        assert!(declares_form_mode(&c(serde_json::json!({"form": {}}))));
+        assert!(declares_form_mode(&c(
+            serde_json::json!({"form": {}, "url": {}})
+        )));
+        assert!(!declares_form_mode(&c(serde_json::json!({"url": {}}))));
     }
 
     #[tokio::test]

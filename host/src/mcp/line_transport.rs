@@ -874,16 +874,15 @@ mod tests {
         assert!(t.receive().await.is_none(), "end of stream");
     }
 
-    #[tokio::test]
-    async fn json_that_is_no_message_is_answered_invalid_request() {
+    /// Writes `input` (an invalid line, then a ping) to a transport of
+    /// role `Role`; asserts the ping is received, and returns the first
+    /// line the transport wrote back.
+    async fn answer_to_a_bad_line<Role: FastParse>(input: &[u8]) -> serde_json::Value {
         let (client, server) = tokio::io::duplex(4096);
         let (read, write) = tokio::io::split(client);
-        let mut t = LineTransport::<RoleServer, _, _>::new(read, write, 4096);
+        let mut t = LineTransport::<Role, _, _>::new(read, write, 4096);
         let (peer_read, mut peer_write) = tokio::io::split(server);
-        peer_write
-            .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n")
-            .await
-            .unwrap();
+        peer_write.write_all(input).await.unwrap();
         assert!(matches!(
             t.receive().await,
             Some(JsonRpcMessage::Request(_))
@@ -893,32 +892,26 @@ mod tests {
             .read_line(&mut reply)
             .await
             .unwrap();
-        let v: serde_json::Value = serde_json::from_str(&reply).unwrap();
-        assert_eq!(v["error"]["code"], -32600, "{reply}");
+        serde_json::from_str(&reply).unwrap()
+    }
+
+    #[tokio::test]
+    async fn json_that_is_no_message_is_answered_invalid_request() {
+        let v = answer_to_a_bad_line::<RoleServer>(
+            b"{\"jsonrpc\":\"2.0\",\"id\":1}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n",
+        )
+        .await;
+        assert_eq!(v["error"]["code"], -32600, "{v}");
     }
 
     #[tokio::test]
     async fn a_request_whose_params_do_not_read_is_refused_under_its_own_id() {
-        let (client, server) = tokio::io::duplex(4096);
-        let (read, write) = tokio::io::split(client);
-        let mut t = LineTransport::<RoleClient, _, _>::new(read, write, 4096);
-        let (peer_read, mut peer_write) = tokio::io::split(server);
         // A server's elicitation whose params are a string, then a ping.
-        peer_write
-            .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"elicitation/create\",\"params\":\"x\"}\n{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"ping\"}\n")
-            .await
-            .unwrap();
-        assert!(matches!(
-            t.receive().await,
-            Some(JsonRpcMessage::Request(_))
-        ));
-        let mut reply = String::new();
-        BufReader::new(peer_read)
-            .read_line(&mut reply)
-            .await
-            .unwrap();
-        let v: serde_json::Value = serde_json::from_str(&reply).unwrap();
-        assert_eq!(v["error"]["code"], -32600, "{reply}");
-        assert_eq!(v["id"], 7, "the server's own request id: {reply}");
+        let v = answer_to_a_bad_line::<RoleClient>(
+            b"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"elicitation/create\",\"params\":\"x\"}\n{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"ping\"}\n",
+        )
+        .await;
+        assert_eq!(v["error"]["code"], -32600, "{v}");
+        assert_eq!(v["id"], 7, "the server's own request id: {v}");
     }
 }

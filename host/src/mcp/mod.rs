@@ -363,6 +363,41 @@ impl McpClient {
         self.call_with(name, args, None).await
     }
 
+    /// What a call of the registered tool `name` goes to, read under one
+    /// lock.
+    fn call_target(&self, name: &str) -> Result<CallTarget, CallError> {
+        let st = self.inner.read();
+        let unknown = || CallError::UnknownTool {
+            name: name.to_string(),
+        };
+        let info = &st.tools[*st.index.get(name).ok_or_else(unknown)?];
+        let slot = st
+            .servers
+            .iter()
+            .find(|s| s.spec.name == info.server)
+            .ok_or_else(unknown)?;
+        let Some(session) = slot.session.clone() else {
+            return Err(CallError::NotConnected {
+                server: info.server.clone(),
+                state: slot.state,
+            });
+        };
+        Ok(CallTarget {
+            session,
+            server: info.server.clone(),
+            tool: info.original_name.clone(),
+            timeout: slot.spec.timeout,
+            redactor: slot.redactor.clone(),
+            max_bytes: slot.spec.max_result_bytes,
+            oauth_url: match (&slot.spec.oauth, &slot.spec.transport) {
+                (Some(_), crate::manifest::server::Transport::Http { url, .. }) => {
+                    Some(url.clone())
+                }
+                _ => None,
+            },
+        })
+    }
+
     /// [`McpClient::call`], with the server's `notifications/progress` for
     /// this call (and only this call) handed to `progress` while it runs
     /// ([`upstream`]). `progress` is called as the session's transport is
@@ -373,40 +408,15 @@ impl McpClient {
         args: serde_json::Value,
         progress: Option<upstream::ProgressSink>,
     ) -> Result<CallResult, CallError> {
-        let (session, server, tool, timeout, redactor, max_bytes, oauth_url) = {
-            let st = self.inner.read();
-            let Some(&i) = st.index.get(name) else {
-                return Err(CallError::UnknownTool {
-                    name: name.to_string(),
-                });
-            };
-            let info = &st.tools[i];
-            let Some(slot) = st.servers.iter().find(|s| s.spec.name == info.server) else {
-                return Err(CallError::UnknownTool {
-                    name: name.to_string(),
-                });
-            };
-            let Some(session) = slot.session.clone() else {
-                return Err(CallError::NotConnected {
-                    server: info.server.clone(),
-                    state: slot.state,
-                });
-            };
-            (
-                session,
-                info.server.clone(),
-                info.original_name.clone(),
-                slot.spec.timeout,
-                slot.redactor.clone(),
-                slot.spec.max_result_bytes,
-                match (&slot.spec.oauth, &slot.spec.transport) {
-                    (Some(_), crate::manifest::server::Transport::Http { url, .. }) => {
-                        Some(url.clone())
-                    }
-                    _ => None,
-                },
-            )
-        };
+        let CallTarget {
+            session,
+            server,
+            tool,
+            timeout,
+            redactor,
+            max_bytes,
+            oauth_url,
+        } = self.call_target(name)?;
         let arguments = match args {
             serde_json::Value::Null => None,
             serde_json::Value::Object(m) => Some(m),
@@ -520,4 +530,20 @@ impl McpClient {
         }
         while set.join_next().await.is_some() {}
     }
+}
+
+/// The session and settings one tool call uses ([`McpClient::call_with`]).
+struct CallTarget {
+    session: Arc<Session>,
+    /// The server's name.
+    server: String,
+    /// The tool's name on the server.
+    tool: String,
+    timeout: Duration,
+    redactor: Redactor,
+    /// The server's `max_result_bytes`.
+    max_bytes: usize,
+    /// The server's URL when it is an `auth: oauth` HTTP server (for the
+    /// scope step-up).
+    oauth_url: Option<String>,
 }
