@@ -8,7 +8,13 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 fn wasmgate(args: &[&str], dir: &Path) -> Output {
+    wasmgate_env(args, dir, &[])
+}
+
+/// [`wasmgate`] with `env` set too.
+fn wasmgate_env(args: &[&str], dir: &Path, env: &[(&str, &str)]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_wasmgate"))
+        .envs(env.iter().copied())
         .current_dir(dir)
         .env_remove("WASMGATE_PLUGINS")
         .env_remove("WASMGATE_CONFIG")
@@ -24,11 +30,16 @@ fn wasmgate(args: &[&str], dir: &Path) -> Output {
 /// `wasmgate status --json --config <config> --plugins <empty folder>`:
 /// (the JSON, stdout and stderr together as text).
 fn status(dir: &Path, config: &str) -> (serde_json::Value, String) {
+    status_env(dir, config, &[])
+}
+
+/// [`status`] with `env` set for the run.
+fn status_env(dir: &Path, config: &str, env: &[(&str, &str)]) -> (serde_json::Value, String) {
     let cfg = dir.join("config.yaml");
     std::fs::write(&cfg, config).unwrap();
     let plugins = dir.join("plugins");
     std::fs::create_dir_all(&plugins).unwrap();
-    let out = wasmgate(
+    let out = wasmgate_env(
         &[
             "status",
             "--json",
@@ -38,6 +49,7 @@ fn status(dir: &Path, config: &str) -> (serde_json::Value, String) {
             plugins.to_str().unwrap(),
         ],
         dir,
+        env,
     );
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let all = format!("{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
@@ -115,6 +127,109 @@ fn status_names_a_config_without_mcp_servers() {
     // Present but empty: nothing configured, nothing wrong.
     let (st, _) = status(dir.path(), "model: x\nmcp_servers:\n");
     assert!(problems(&st).is_empty() && names(&st).is_empty());
+}
+
+/// The `private_key_jwt` keys of an `oauth:` block (docs/mcp-client.md
+/// §9): a good entry stays; each bad one costs only its server, with the
+/// field and the variable named and the key's text never shown.
+#[test]
+fn private_key_jwt_settings_are_checked_without_showing_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let pem =
+        "-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49KEYBODY\n-----END PRIVATE KEY-----\n";
+    let entry = |name: &str, oauth: &str| {
+        format!("  {name}:\n    url: http://127.0.0.1:9/mcp\n    auth: oauth\n    oauth: {oauth}\n")
+    };
+    let config = [
+        "mcp_servers:\n".to_string(),
+        entry(
+            "good",
+            "{client_id: c, private_key_env: KEY, signing_algorithm: ES256, grant: client_credentials}",
+        ),
+        entry(
+            "not-pem",
+            "{client_id: c, private_key_env: NOT_PEM, grant: client_credentials}",
+        ),
+        entry(
+            "both",
+            "{client_id: c, private_key_env: KEY, client_secret_env: SECRET, grant: client_credentials}",
+        ),
+        entry(
+            "bad-alg",
+            "{client_id: c, private_key_env: KEY, signing_algorithm: HS256, grant: client_credentials}",
+        ),
+        entry("alg-alone", "{client_id: c, signing_algorithm: RS256}"),
+        entry("code-grant", "{client_id: c, private_key_env: KEY}"),
+        entry("no-client", "{private_key_env: KEY, grant: client_credentials}"),
+    ]
+    .concat();
+    let (st, all) = status_env(
+        dir.path(),
+        &config,
+        &[
+            ("KEY", pem),
+            ("NOT_PEM", "hunter2-not-a-key"),
+            ("SECRET", "s3cr3t-value"),
+        ],
+    );
+    let servers = st["servers"].as_array().unwrap();
+    let good = servers.iter().find(|s| s["name"] == "good").expect(&all);
+    assert_eq!(good["problems"], serde_json::json!([]), "{all}");
+    // Its grant was tried (nothing listens there), so the key was taken.
+    assert!(
+        good["last_error"]
+            .as_str()
+            .is_some_and(|e| e.contains("client-credentials grant")),
+        "{all}"
+    );
+    let problems = servers
+        .iter()
+        .flat_map(|s| s["problems"].as_array().unwrap())
+        .map(|p| p.as_str().unwrap().to_string())
+        .collect::<Vec<_>>()
+        .join("\n");
+    for (server, field, says) in [
+        (
+            "not-pem",
+            "oauth.private_key_env",
+            "names 'NOT_PEM', whose value is not a PEM private key",
+        ),
+        (
+            "both",
+            "oauth.private_key_env",
+            "two ways to authenticate the client; give one",
+        ),
+        (
+            "bad-alg",
+            "oauth.signing_algorithm",
+            "(\"HS256\") must be one of RS256, RS384, RS512, ES256, ES384",
+        ),
+        (
+            "alg-alone",
+            "oauth.signing_algorithm",
+            "is only valid with oauth.private_key_env",
+        ),
+        (
+            "code-grant",
+            "oauth.private_key_env",
+            "is only valid with oauth.grant: client_credentials",
+        ),
+        (
+            "no-client",
+            "oauth.private_key_env",
+            "needs oauth.client_id",
+        ),
+    ] {
+        assert!(
+            problems.lines().any(|l| l.contains(&format!("'{server}'"))
+                && l.contains(field)
+                && l.contains(says)),
+            "{server}: {field} {says}\n{problems}"
+        );
+    }
+    for secret in ["KEYBODY", "hunter2", "s3cr3t"] {
+        assert!(!all.contains(secret), "{secret} shown: {all}");
+    }
 }
 
 #[test]

@@ -23,8 +23,8 @@ use super::num::{parse_seconds, parse_uint};
 use super::plugins::PluginsConfig;
 use super::sampling::{SamplingPolicy, parse_sampling};
 use super::server::{
-    DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_RESULT_BYTES, DEFAULT_TIMEOUT, OAuthConfig, ServerSpec,
-    ToolFilter, Transport,
+    DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_RESULT_BYTES, DEFAULT_TIMEOUT, JwtAlgorithm, OAuthConfig,
+    ServerSpec, ToolFilter, Transport,
 };
 use crate::declaration::parse::relative_name;
 use crate::declaration::value::{
@@ -802,6 +802,7 @@ pub fn server_from_value(
             secrets: {
                 let mut secrets = secrets;
                 secrets.extend(oauth.as_ref().and_then(|o| o.client_secret.clone()));
+                secrets.extend(oauth.as_ref().and_then(|o| o.private_key.clone()));
                 secrets
             },
             oauth,
@@ -927,7 +928,8 @@ fn stdio_transport(
 
 /// `auth: oauth` and its `oauth:` block (docs/mcp-client.md §9):
 /// `client_id`, `client_secret_env` (the name of the variable that holds
-/// the secret; a secret is never written inline), `scopes`,
+/// the secret; a secret is never written inline), `private_key_env` and
+/// `signing_algorithm` (a `private_key_jwt` client), `scopes`,
 /// `client_metadata_url` (https), `grant` (`authorization_code`, the
 /// default, or `client_credentials`). `None` without `auth`.
 fn parse_oauth(
@@ -965,9 +967,11 @@ fn parse_oauth(
         bad.push(("oauth".into(), must_be("a mapping", block)));
         return None;
     };
-    const KEYS: [&str; 5] = [
+    const KEYS: [&str; 7] = [
         "client_id",
         "client_secret_env",
+        "private_key_env",
+        "signing_algorithm",
         "scopes",
         "client_metadata_url",
         "grant",
@@ -987,27 +991,72 @@ fn parse_oauth(
         }
     };
     cfg.client_id = text("client_id", bad);
-    if let Some(var) = text("client_secret_env", bad) {
+    let has_client_id = cfg.client_id.is_some();
+    // The value of a `*_env` key: the variable it names, read now; the
+    // value itself is never quoted in an error.
+    let from_env = |key: &str, bad: &mut Vec<Fail>| {
+        let var = text(key, bad)?;
         if !ctx.may_read_env(plugin, &var) {
             bad.push((
-                "oauth.client_secret_env".into(),
+                format!("oauth.{key}"),
                 format!("names '{var}', a variable this plugin was not granted (env_grants)"),
             ));
-        } else {
-            match ctx.env.get(&var).filter(|v| !v.is_empty()) {
-                Some(v) => cfg.client_secret = Some(v.clone()),
-                None => bad.push((
-                    "oauth.client_secret_env".into(),
-                    format!("names '{var}', which is not set in the environment"),
-                )),
-            }
+            return None;
         }
-        if cfg.client_id.is_none() {
+        let value = ctx.env.get(&var).filter(|v| !v.is_empty()).cloned();
+        if value.is_none() {
             bad.push((
-                "oauth.client_secret_env".into(),
-                "needs oauth.client_id (a secret belongs to a pre-registered client)".into(),
+                format!("oauth.{key}"),
+                format!("names '{var}', which is not set in the environment"),
             ));
         }
+        if !has_client_id {
+            bad.push((
+                format!("oauth.{key}"),
+                "needs oauth.client_id (a credential belongs to a pre-registered client)".into(),
+            ));
+        }
+        value.map(|v| (var, v))
+    };
+    cfg.client_secret = from_env("client_secret_env", bad).map(|(_, v)| v);
+    if let Some((var, pem)) = from_env("private_key_env", bad) {
+        // A PEM private key (PKCS#8 or PKCS#1 / SEC1); whether it suits
+        // the algorithm is the signer's to say, at login.
+        let pem_key = pem.contains("-----BEGIN ") && pem.contains("PRIVATE KEY-----");
+        if pem_key {
+            cfg.private_key = Some(pem);
+        } else {
+            bad.push((
+                "oauth.private_key_env".into(),
+                format!("names '{var}', whose value is not a PEM private key"),
+            ));
+        }
+    }
+    match text("signing_algorithm", bad) {
+        None => {}
+        Some(name) => match JwtAlgorithm::from_name(&name) {
+            Some(a) => cfg.signing_algorithm = a,
+            None => bad.push((
+                "oauth.signing_algorithm".into(),
+                format!(
+                    "must be one of {}",
+                    JwtAlgorithm::ALL.map(|(_, n)| n).join(", ")
+                ),
+            )),
+        },
+    }
+    let key_named = b.get("private_key_env").is_some_and(|v| !v.is_null());
+    if b.get("signing_algorithm").is_some_and(|v| !v.is_null()) && !key_named {
+        bad.push((
+            "oauth.signing_algorithm".into(),
+            "is only valid with oauth.private_key_env".into(),
+        ));
+    }
+    if key_named && b.get("client_secret_env").is_some_and(|v| !v.is_null()) {
+        bad.push((
+            "oauth.private_key_env".into(),
+            "and oauth.client_secret_env are two ways to authenticate the client; give one".into(),
+        ));
     }
     match b.get("scopes").filter(|v| !v.is_null()) {
         None => {}
@@ -1043,10 +1092,13 @@ fn parse_oauth(
         None | Some("authorization_code") => {}
         Some("client_credentials") => {
             cfg.client_credentials = true;
-            if cfg.client_id.is_none() || cfg.client_secret.is_none() {
+            let credential = b.get("client_secret_env").is_some_and(|v| !v.is_null()) || key_named;
+            if !has_client_id || !credential {
                 bad.push((
                     "oauth.grant".into(),
-                    "client_credentials needs oauth.client_id and oauth.client_secret_env".into(),
+                    "client_credentials needs oauth.client_id and oauth.client_secret_env \
+                     or oauth.private_key_env"
+                        .into(),
                 ));
             }
         }
@@ -1054,6 +1106,13 @@ fn parse_oauth(
             "oauth.grant".into(),
             format!("must be authorization_code or client_credentials (got '{o}')"),
         )),
+    }
+    if key_named && !cfg.client_credentials {
+        // rmcp signs assertions for the client-credentials grant only.
+        bad.push((
+            "oauth.private_key_env".into(),
+            "is only valid with oauth.grant: client_credentials".into(),
+        ));
     }
     (bad.len() == before).then_some(cfg)
 }

@@ -103,8 +103,54 @@ pub struct OAuthConfig {
     /// (`oauth.client_metadata_url`).
     pub client_metadata_url: Option<String>,
     /// `oauth.grant: client_credentials`: a machine client that gets its
-    /// token with `client_id` + `client_secret`, no browser.
+    /// token with `client_id` + `client_secret` (or + `private_key`), no
+    /// browser.
     pub client_credentials: bool,
+    /// The PEM text of the variable named by `oauth.private_key_env`, read
+    /// at load time: the client-credentials grant then authenticates with
+    /// a signed JWT assertion (`private_key_jwt`, RFC 7523) instead of a
+    /// secret.
+    pub private_key: Option<String>,
+    /// `oauth.signing_algorithm`: how the assertion is signed (default
+    /// [`JwtAlgorithm::Rs256`]).
+    pub signing_algorithm: JwtAlgorithm,
+}
+
+/// The JWS algorithm of a `private_key_jwt` client assertion
+/// (`oauth.signing_algorithm`, docs/mcp-client.md §9): RSA PKCS#1 v1.5
+/// with SHA-256/384/512, or ECDSA on P-256 / P-384. The key must be of
+/// that type.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum JwtAlgorithm {
+    /// `RS256` (the default).
+    #[default]
+    Rs256,
+    /// `RS384`.
+    Rs384,
+    /// `RS512`.
+    Rs512,
+    /// `ES256` (P-256 key).
+    Es256,
+    /// `ES384` (P-384 key).
+    Es384,
+}
+
+impl JwtAlgorithm {
+    /// Every algorithm with its JWS name, in the order docs list them.
+    pub const ALL: [(JwtAlgorithm, &'static str); 5] = [
+        (JwtAlgorithm::Rs256, "RS256"),
+        (JwtAlgorithm::Rs384, "RS384"),
+        (JwtAlgorithm::Rs512, "RS512"),
+        (JwtAlgorithm::Es256, "ES256"),
+        (JwtAlgorithm::Es384, "ES384"),
+    ];
+
+    /// The algorithm named `name` (`RS256` …, exact case); `None` for
+    /// any other text.
+    pub fn from_name(name: &str) -> Option<JwtAlgorithm> {
+        Self::ALL.iter().find(|(_, n)| *n == name).map(|(a, _)| *a)
+    }
 }
 
 impl std::fmt::Debug for OAuthConfig {
@@ -118,6 +164,11 @@ impl std::fmt::Debug for OAuthConfig {
             .field("scopes", &self.scopes)
             .field("client_metadata_url", &self.client_metadata_url)
             .field("client_credentials", &self.client_credentials)
+            .field(
+                "private_key",
+                &self.private_key.as_ref().map(|_| "<redacted>"),
+            )
+            .field("signing_algorithm", &self.signing_algorithm)
             .finish()
     }
 }

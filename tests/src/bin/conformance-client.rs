@@ -27,10 +27,10 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use wasmgate::OAuthConfig;
 use wasmgate::manifest::server::{ServerSpec, Transport};
 use wasmgate::mcp::McpClient;
 use wasmgate::mcp::oauth;
+use wasmgate::{JwtAlgorithm, OAuthConfig};
 
 /// Name of the one configured server; its tools are `mcp_conformance_<tool>`.
 const SERVER: &str = "conformance";
@@ -195,6 +195,11 @@ fn oauth_config(scenario: &str) -> OAuthConfig {
         client_secret: text("client_secret"),
         client_metadata_url: Some(CLIENT_METADATA_URL.to_string()),
         client_credentials: scenario.starts_with("auth/client-credentials"),
+        // auth/client-credentials-jwt: a private_key_jwt client.
+        private_key: text("private_key_pem"),
+        signing_algorithm: text("signing_algorithm")
+            .and_then(|a| JwtAlgorithm::from_name(&a))
+            .unwrap_or_default(),
         ..OAuthConfig::default()
     }
 }

@@ -8,10 +8,13 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
-use rmcp::transport::auth::{AuthorizationRequest, ClientCredentialsConfig, OAuthState};
+use rmcp::transport::auth::{
+    AuthorizationRequest, ClientCredentialsConfig, JwtSigningAlgorithm, OAuthState,
+};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::{OAuthConfig, brief, manager, store_for};
+use crate::manifest::server::JwtAlgorithm;
 
 /// How the authorization URL reaches a browser: given the URL, it resolves
 /// when the browser was handed the URL (not when the user finished).
@@ -121,33 +124,84 @@ pub async fn login(
     Ok(())
 }
 
-/// The client-credentials grant (`client_secret_basic` when the server
-/// offers only that, else `client_secret_post`), token saved.
+/// The client-credentials grant: with a secret, `client_secret_basic`
+/// when the server offers only that, else `client_secret_post`; with a
+/// private key, a JWT assertion signed by it (`private_key_jwt`, RFC 7523;
+/// audience the authorization server's issuer). The token is saved.
 ///
 /// # Errors
-/// No `client_id` / secret configured, or the server refused.
+/// No `client_id` or credential configured, a key that does not suit the
+/// signing algorithm, or the server refused.
 pub async fn client_credentials(
     server: &str,
     url: &str,
     config: &OAuthConfig,
 ) -> Result<(), String> {
-    let (Some(client_id), Some(client_secret)) = (&config.client_id, &config.client_secret) else {
-        return Err(
-            "the client-credentials grant needs oauth.client_id and oauth.client_secret_env".into(),
-        );
-    };
-    let store = store_for(server, url)?;
-    let m = manager(url, store).await.map_err(|e| brief(&e))?;
-    let mut state = OAuthState::Unauthorized(m);
-    state
-        .authenticate_client_credentials(ClientCredentialsConfig::ClientSecret {
+    let credentials = match (
+        &config.client_id,
+        &config.client_secret,
+        &config.private_key,
+    ) {
+        (Some(client_id), Some(client_secret), _) => ClientCredentialsConfig::ClientSecret {
             client_id: client_id.clone(),
             client_secret: client_secret.clone(),
             scopes: config.scopes.clone(),
             resource: Some(url.to_string()),
+        },
+        (Some(client_id), None, Some(key)) => ClientCredentialsConfig::PrivateKeyJwt {
+            client_id: client_id.clone(),
+            signing_key: key.as_bytes().to_vec(),
+            signing_algorithm: jws_algorithm(config.signing_algorithm),
+            token_endpoint_audience: None,
+            scopes: config.scopes.clone(),
+            resource: Some(url.to_string()),
+        },
+        _ => {
+            return Err("the client-credentials grant needs oauth.client_id and \
+                 oauth.client_secret_env or oauth.private_key_env"
+                .into());
+        }
+    };
+    let store = store_for(server, url)?;
+    let url = url.to_string();
+    // rmcp 3.11's grant future is not `Send` once its JWT signer is built
+    // in (a form serializer lives across an await), and connects run on
+    // the multi-thread runtime: the grant gets a thread and a one-thread
+    // runtime of its own, its HTTP client made there too.
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new()
+        .name("wasmgate-oauth-grant".into())
+        .spawn(move || {
+            let outcome = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(rt) => rt.block_on(async move {
+                    let m = manager(&url, store).await.map_err(|e| brief(&e))?;
+                    let mut state = OAuthState::Unauthorized(m);
+                    state
+                        .authenticate_client_credentials(credentials)
+                        .await
+                        .map_err(|e| format!("the client-credentials grant failed: {}", brief(&e)))
+                }),
+                Err(e) => Err(format!("cannot start the client-credentials grant: {e}")),
+            };
+            let _ = tx.send(outcome);
         })
-        .await
-        .map_err(|e| format!("the client-credentials grant failed: {}", brief(&e)))
+        .map_err(|e| format!("cannot start the client-credentials grant: {e}"))?;
+    rx.await
+        .unwrap_or_else(|_| Err("the client-credentials grant ended without an answer".into()))
+}
+
+/// rmcp's name for a configured [`JwtAlgorithm`].
+fn jws_algorithm(a: JwtAlgorithm) -> JwtSigningAlgorithm {
+    match a {
+        JwtAlgorithm::Rs256 => JwtSigningAlgorithm::RS256,
+        JwtAlgorithm::Rs384 => JwtSigningAlgorithm::RS384,
+        JwtAlgorithm::Rs512 => JwtSigningAlgorithm::RS512,
+        JwtAlgorithm::Es256 => JwtSigningAlgorithm::ES256,
+        JwtAlgorithm::Es384 => JwtSigningAlgorithm::ES384,
+    }
 }
 
 /// The scopes of a `WWW-Authenticate` challenge's `scope="…"` parameter.
