@@ -98,7 +98,9 @@ pub use host::{
     SkillRecord, TrustLine,
 };
 pub use logging::RedactingStderr;
-pub use manifest::{JwtAlgorithm, ManifestError, OAuthConfig, ServerSpec, ToolFilter, Transport};
+pub use manifest::{
+    EnterpriseIdp, JwtAlgorithm, ManifestError, OAuthConfig, ServerSpec, ToolFilter, Transport,
+};
 pub use mcp::sampling::{SamplingFuture, SamplingProvider, SamplingRequest, SamplingResponse};
 pub use mcp::{
     CallError, CallResult, ClientOptions, Collision, ConnectError, ConnectionState,

@@ -232,6 +232,134 @@ fn private_key_jwt_settings_are_checked_without_showing_the_key() {
     }
 }
 
+/// The `enterprise_managed` grant and its `oauth.idp:` block
+/// (docs/mcp-client.md §9): each mistake named with its field, the ID
+/// token and secrets never shown.
+#[test]
+fn enterprise_managed_settings_are_checked_without_showing_the_id_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let entry = |name: &str, oauth: &str| {
+        format!("  {name}:\n    url: http://127.0.0.1:9/mcp\n    auth: oauth\n    oauth: {oauth}\n")
+    };
+    let idp = |issuer: &str, token_var: &str| {
+        format!(
+            "{{issuer: {issuer}, token_endpoint: https://idp.example.com/token, client_id: idc, \
+             client_secret_env: IDP_SECRET, id_token_env: {token_var}}}"
+        )
+    };
+    let good_idp = idp("https://idp.example.com", "IDT");
+    let config = [
+        "mcp_servers:\n".to_string(),
+        entry(
+            "good",
+            &format!("{{client_id: c, grant: enterprise_managed, idp: {good_idp}}}"),
+        ),
+        entry("no-idp", "{client_id: c, grant: enterprise_managed}"),
+        entry("idp-alone", &format!("{{client_id: c, idp: {good_idp}}}")),
+        entry(
+            "no-client",
+            &format!("{{grant: enterprise_managed, idp: {good_idp}}}"),
+        ),
+        entry(
+            "plain-http",
+            &format!(
+                "{{client_id: c, grant: enterprise_managed, idp: {}}}",
+                idp("http://idp.example.com", "IDT")
+            ),
+        ),
+        entry(
+            "password-url",
+            &format!(
+                "{{client_id: c, grant: enterprise_managed, idp: {}}}",
+                idp("https://u:pa55word@idp.example.com", "IDT")
+            ),
+        ),
+        entry(
+            "unset-token",
+            &format!(
+                "{{client_id: c, grant: enterprise_managed, idp: {}}}",
+                idp("https://idp.example.com", "UNSET_TOKEN")
+            ),
+        ),
+        entry(
+            "odd-key",
+            "{client_id: c, grant: enterprise_managed, idp: {issuer: https://idp.example.com, \
+             token_endpoint: https://idp.example.com/t, client_id: idc, id_token_env: IDT, \
+             audience: x}}",
+        ),
+        entry("bad-grant", "{client_id: c, grant: saml}"),
+    ]
+    .concat();
+    let (st, all) = status_env(
+        dir.path(),
+        &config,
+        &[
+            ("IDT", "eyJ-id-token-T0PSECRET"),
+            ("IDP_SECRET", "idp-s3cr3t"),
+        ],
+    );
+    let servers = st["servers"].as_array().unwrap();
+    let good = servers.iter().find(|s| s["name"] == "good").expect(&all);
+    assert_eq!(good["problems"], serde_json::json!([]), "{all}");
+    // Its exchange was tried (nothing listens there), so the block was taken.
+    assert!(
+        good["last_error"]
+            .as_str()
+            .is_some_and(|e| e.contains("authorization server discovery failed")),
+        "{all}"
+    );
+    let problems = servers
+        .iter()
+        .flat_map(|s| s["problems"].as_array().unwrap())
+        .map(|p| p.as_str().unwrap().to_string())
+        .collect::<Vec<_>>()
+        .join("\n");
+    for (server, field, says) in [
+        ("no-idp", "oauth.idp", "is needed by enterprise_managed"),
+        (
+            "idp-alone",
+            "oauth.idp",
+            "is only valid with oauth.grant: enterprise_managed",
+        ),
+        (
+            "no-client",
+            "oauth.grant",
+            "(\"enterprise_managed\") needs oauth.client_id",
+        ),
+        (
+            "plain-http",
+            "oauth.idp.issuer",
+            "must be an https:// URL (http only on loopback) (got 'http://idp.example.com/')",
+        ),
+        (
+            "password-url",
+            "oauth.idp.issuer",
+            "must not carry a user name or password",
+        ),
+        (
+            "unset-token",
+            "oauth.idp.id_token_env",
+            "names 'UNSET_TOKEN', which is not set in the environment",
+        ),
+        ("odd-key", "oauth.idp", "audience"),
+        (
+            "bad-grant",
+            "oauth.grant",
+            "must be authorization_code, client_credentials or enterprise_managed",
+        ),
+    ] {
+        assert!(
+            problems.lines().any(|l| l.contains(&format!("'{server}'"))
+                && l.contains(field)
+                && l.contains(says)),
+            "{server}: {field} {says}\n{problems}"
+        );
+    }
+    for secret in ["T0PSECRET", "idp-s3cr3t", "pa55word"] {
+        assert!(!all.contains(secret), "{secret} shown: {all}");
+    }
+}
+
 #[test]
 fn check_lists_every_problem_of_a_server() {
     let dir = tempfile::tempdir().unwrap();

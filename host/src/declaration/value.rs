@@ -162,6 +162,14 @@ pub const ECHO_MAX_CHARS: usize = 60;
 /// and a bad `url` is explained without repeating it (it may hold a password).
 const NOT_ECHOED: [&str; 3] = ["env", "headers", "url"];
 
+/// URL fields below the top level, explained without repeating them for
+/// the same reason as `url` (their messages show the URL redacted).
+const URLS_NOT_ECHOED: [&str; 3] = [
+    "oauth.client_metadata_url",
+    "oauth.idp.issuer",
+    "oauth.idp.token_endpoint",
+];
+
 /// The value at a field path (`app.linux.location[2]`, `skills[0]`,
 /// `requires.min_version`) inside `root`, when there is one.
 pub fn value_at<'a>(root: &'a Value, path: &str) -> Option<&'a Value> {
@@ -196,10 +204,10 @@ pub fn value_at<'a>(root: &'a Value, path: &str) -> Option<&'a Value> {
 /// `None` when there is nothing useful to show: no value at the path, null,
 /// a boolean,
 /// a whole mapping or list that is not a list item, or a field in
-/// `env` / `headers` / `url`.
+/// `env` / `headers` / `url` or one of the OAuth URLs.
 pub fn echo_at(root: &Value, path: &str) -> Option<String> {
     let head = path.split(['.', '[']).next().unwrap_or("");
-    if path.is_empty() || NOT_ECHOED.contains(&head) {
+    if path.is_empty() || NOT_ECHOED.contains(&head) || URLS_NOT_ECHOED.contains(&path) {
         return None;
     }
     let v = value_at(root, path)?;

@@ -25,4 +25,4 @@ pub use schema::{
     EnvAccess, Manifest, ManifestContext, ManifestError, ManifestResult, ServersResult,
     SkillSource, manifest_from_value, merge_servers, server_from_value, servers_from_value,
 };
-pub use server::{JwtAlgorithm, OAuthConfig, ServerSpec, ToolFilter, Transport};
+pub use server::{EnterpriseIdp, JwtAlgorithm, OAuthConfig, ServerSpec, ToolFilter, Transport};

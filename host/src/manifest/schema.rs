@@ -23,8 +23,8 @@ use super::num::{parse_seconds, parse_uint};
 use super::plugins::PluginsConfig;
 use super::sampling::{SamplingPolicy, parse_sampling};
 use super::server::{
-    DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_RESULT_BYTES, DEFAULT_TIMEOUT, JwtAlgorithm, OAuthConfig,
-    ServerSpec, ToolFilter, Transport,
+    DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_RESULT_BYTES, DEFAULT_TIMEOUT, EnterpriseIdp,
+    JwtAlgorithm, OAuthConfig, ServerSpec, ToolFilter, Transport,
 };
 use crate::declaration::parse::relative_name;
 use crate::declaration::value::{
@@ -803,6 +803,10 @@ pub fn server_from_value(
                 let mut secrets = secrets;
                 secrets.extend(oauth.as_ref().and_then(|o| o.client_secret.clone()));
                 secrets.extend(oauth.as_ref().and_then(|o| o.private_key.clone()));
+                if let Some(idp) = oauth.as_ref().and_then(|o| o.enterprise.as_ref()) {
+                    secrets.push(idp.id_token.clone());
+                    secrets.extend(idp.client_secret.clone());
+                }
                 secrets
             },
             oauth,
@@ -931,7 +935,8 @@ fn stdio_transport(
 /// the secret; a secret is never written inline), `private_key_env` and
 /// `signing_algorithm` (a `private_key_jwt` client), `scopes`,
 /// `client_metadata_url` (https), `grant` (`authorization_code`, the
-/// default, or `client_credentials`). `None` without `auth`.
+/// default, `client_credentials`, or `enterprise_managed` with its `idp`
+/// block, [`parse_idp`]). `None` without `auth`.
 fn parse_oauth(
     m: &Mapping,
     has_url: bool,
@@ -967,8 +972,9 @@ fn parse_oauth(
         bad.push(("oauth".into(), must_be("a mapping", block)));
         return None;
     };
-    const KEYS: [&str; 7] = [
+    const KEYS: [&str; 8] = [
         "client_id",
+        "idp",
         "client_secret_env",
         "private_key_env",
         "signing_algorithm",
@@ -1084,7 +1090,10 @@ fn parse_oauth(
         } else {
             bad.push((
                 "oauth.client_metadata_url".into(),
-                format!("must be an https:// URL (got '{u}')"),
+                format!(
+                    "must be an https:// URL (got '{}')",
+                    crate::secret::display_url(&u)
+                ),
             ));
         }
     }
@@ -1102,10 +1111,36 @@ fn parse_oauth(
                 ));
             }
         }
-        Some(o) => bad.push((
+        Some("enterprise_managed") => {
+            if !has_client_id {
+                bad.push((
+                    "oauth.grant".into(),
+                    "needs oauth.client_id (this client at the server's authorization server)"
+                        .into(),
+                ));
+            }
+            match b.get("idp").filter(|v| !v.is_null()) {
+                None => bad.push((
+                    "oauth.idp".into(),
+                    "is needed by enterprise_managed (issuer, token_endpoint, client_id, \
+                     id_token_env)"
+                        .into(),
+                )),
+                Some(idp) => cfg.enterprise = parse_idp(idp, ctx, plugin, bad),
+            }
+        }
+        Some(_) => bad.push((
             "oauth.grant".into(),
-            format!("must be authorization_code or client_credentials (got '{o}')"),
+            "must be authorization_code, client_credentials or enterprise_managed".into(),
         )),
+    }
+    if b.get("grant").and_then(Value::as_str).map(str::trim) != Some("enterprise_managed")
+        && b.get("idp").is_some_and(|v| !v.is_null())
+    {
+        bad.push((
+            "oauth.idp".into(),
+            "is only valid with oauth.grant: enterprise_managed".into(),
+        ));
     }
     if key_named && !cfg.client_credentials {
         // rmcp signs assertions for the client-credentials grant only.
@@ -1115,6 +1150,121 @@ fn parse_oauth(
         ));
     }
     (bad.len() == before).then_some(cfg)
+}
+
+/// `oauth.idp:` of an `enterprise_managed` server: `issuer` and
+/// `token_endpoint` (https, or http on loopback), `client_id`,
+/// `client_secret_env` (optional) and `id_token_env` (the variable holding
+/// the user's ID token). `None` when any is bad (each pushed to `bad`).
+fn parse_idp(
+    idp: &Value,
+    ctx: &ManifestContext,
+    plugin: Option<&str>,
+    bad: &mut Vec<Fail>,
+) -> Option<EnterpriseIdp> {
+    let Value::Mapping(m) = idp else {
+        bad.push(("oauth.idp".into(), must_be("a mapping", idp)));
+        return None;
+    };
+    const KEYS: [&str; 5] = [
+        "issuer",
+        "token_endpoint",
+        "client_id",
+        "client_secret_env",
+        "id_token_env",
+    ];
+    if let Some(msg) = unknown_keys_message(m, &KEYS) {
+        bad.push(("oauth.idp".into(), msg));
+    }
+    let before = bad.len();
+    let text =
+        |key: &str, needed: bool, bad: &mut Vec<Fail>| match m.get(key).filter(|v| !v.is_null()) {
+            None => {
+                if needed {
+                    bad.push((format!("oauth.idp.{key}"), "is needed".into()));
+                }
+                None
+            }
+            Some(Value::String(s)) if !s.trim().is_empty() && s.len() <= 2048 => {
+                Some(s.trim().to_string())
+            }
+            Some(o) => {
+                bad.push((format!("oauth.idp.{key}"), must_be("a non-empty string", o)));
+                None
+            }
+        };
+    let endpoint = |key: &str, bad: &mut Vec<Fail>| {
+        let u = text(key, true, bad)?;
+        let parsed = url::Url::parse(&u).ok();
+        let why = match &parsed {
+            // A password in the URL is a secret: never echoed.
+            Some(p) if !p.username().is_empty() || p.password().is_some() => {
+                Some("must not carry a user name or password".to_string())
+            }
+            Some(p) if p.fragment().is_some() => Some(format!(
+                "must not have a fragment (got '{}')",
+                crate::secret::display_url(&u)
+            )),
+            Some(p) => {
+                let loopback = match p.host() {
+                    Some(url::Host::Domain(h)) => h.eq_ignore_ascii_case("localhost"),
+                    Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+                    Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+                    None => false,
+                };
+                let fine =
+                    p.scheme() == "https" && p.host().is_some() || p.scheme() == "http" && loopback;
+                (!fine).then(|| {
+                    format!(
+                        "must be an https:// URL (http only on loopback) (got '{}')",
+                        crate::secret::display_url(&u)
+                    )
+                })
+            }
+            None => Some(format!(
+                "must be an https:// URL (http only on loopback) (got '{}')",
+                crate::secret::display_url(&u)
+            )),
+        };
+        if let Some(why) = why {
+            bad.push((format!("oauth.idp.{key}"), why));
+            return None;
+        }
+        Some(u)
+    };
+    let from_env = |key: &str, needed: bool, bad: &mut Vec<Fail>| {
+        let var = text(key, needed, bad)?;
+        if !ctx.may_read_env(plugin, &var) {
+            bad.push((
+                format!("oauth.idp.{key}"),
+                format!("names '{var}', a variable this plugin was not granted (env_grants)"),
+            ));
+            return None;
+        }
+        let value = ctx.env.get(&var).filter(|v| !v.is_empty()).cloned();
+        if value.is_none() {
+            bad.push((
+                format!("oauth.idp.{key}"),
+                format!("names '{var}', which is not set in the environment"),
+            ));
+        }
+        value
+    };
+    let issuer = endpoint("issuer", bad);
+    let token_endpoint = endpoint("token_endpoint", bad);
+    let client_id = text("client_id", true, bad);
+    let client_secret = from_env("client_secret_env", false, bad);
+    let id_token = from_env("id_token_env", true, bad);
+    if bad.len() != before {
+        return None;
+    }
+    Some(EnterpriseIdp {
+        issuer: issuer?,
+        token_endpoint: token_endpoint?,
+        client_id: client_id?,
+        client_secret,
+        id_token: id_token?,
+    })
 }
 
 /// `url` and `headers` of a streamable HTTP server; `None` when either is

@@ -114,6 +114,46 @@ pub struct OAuthConfig {
     /// `oauth.signing_algorithm`: how the assertion is signed (default
     /// [`JwtAlgorithm::Rs256`]).
     pub signing_algorithm: JwtAlgorithm,
+    /// `oauth.grant: enterprise_managed` and its `oauth.idp:` block:
+    /// enterprise-managed authorization (SEP-990, ID-JAG). The user's
+    /// enterprise ID token is exchanged at the identity provider for an
+    /// ID-JAG, which the server's authorization server takes for an access
+    /// token (RFC 8693 token exchange, then the RFC 7523 JWT-bearer grant).
+    pub enterprise: Option<EnterpriseIdp>,
+}
+
+/// The enterprise identity provider of an `enterprise_managed` server
+/// (`oauth.idp:`, docs/mcp-client.md §9). `Debug` never shows the secret
+/// or the ID token.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct EnterpriseIdp {
+    /// `idp.issuer`: the provider's issuer URL (https, or http on loopback).
+    pub issuer: String,
+    /// `idp.token_endpoint`: where the token exchange is posted.
+    pub token_endpoint: String,
+    /// `idp.client_id`: this client at the provider.
+    pub client_id: String,
+    /// The value of `idp.client_secret_env` (HTTP Basic at the provider);
+    /// `None`: a public client.
+    pub client_secret: Option<String>,
+    /// The value of `idp.id_token_env`: the user's ID token from the
+    /// provider (its single sign-on), read at load time.
+    pub id_token: String,
+}
+
+impl std::fmt::Debug for EnterpriseIdp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EnterpriseIdp")
+            .field("issuer", &self.issuer)
+            .field("token_endpoint", &self.token_endpoint)
+            .field("client_id", &self.client_id)
+            .field(
+                "client_secret",
+                &self.client_secret.as_ref().map(|_| "<redacted>"),
+            )
+            .field("id_token", &"<redacted>")
+            .finish()
+    }
 }
 
 /// The JWS algorithm of a `private_key_jwt` client assertion
@@ -169,6 +209,7 @@ impl std::fmt::Debug for OAuthConfig {
                 &self.private_key.as_ref().map(|_| "<redacted>"),
             )
             .field("signing_algorithm", &self.signing_algorithm)
+            .field("enterprise", &self.enterprise)
             .finish()
     }
 }

@@ -30,7 +30,7 @@ use std::time::Duration;
 use wasmgate::manifest::server::{ServerSpec, Transport};
 use wasmgate::mcp::McpClient;
 use wasmgate::mcp::oauth;
-use wasmgate::{JwtAlgorithm, OAuthConfig};
+use wasmgate::{EnterpriseIdp, JwtAlgorithm, OAuthConfig};
 
 /// Name of the one configured server; its tools are `mcp_conformance_<tool>`.
 const SERVER: &str = "conformance";
@@ -200,6 +200,25 @@ fn oauth_config(scenario: &str) -> OAuthConfig {
         signing_algorithm: text("signing_algorithm")
             .and_then(|a| JwtAlgorithm::from_name(&a))
             .unwrap_or_default(),
+        // auth/cross-app-access-complete-flow: enterprise-managed, the
+        // suite's identity provider and the user's ID token from it.
+        enterprise: match (
+            text("idp_issuer"),
+            text("idp_token_endpoint"),
+            text("idp_client_id"),
+            text("idp_id_token"),
+        ) {
+            (Some(issuer), Some(token_endpoint), Some(client_id), Some(id_token)) => {
+                Some(EnterpriseIdp {
+                    issuer,
+                    token_endpoint,
+                    client_id,
+                    client_secret: None,
+                    id_token,
+                })
+            }
+            _ => None,
+        },
         ..OAuthConfig::default()
     }
 }

@@ -48,6 +48,9 @@ pub async fn login(
     if config.client_credentials {
         return client_credentials(server, url, config).await;
     }
+    if config.enterprise.is_some() {
+        return enterprise_managed(server, url, config).await;
+    }
     let store = store_for(server, url)?;
     // A call refused for its scope (403 insufficient_scope) left its
     // challenge: this login asks for that scope (step-up), else the
@@ -191,6 +194,77 @@ pub async fn client_credentials(
         .map_err(|e| format!("cannot start the client-credentials grant: {e}"))?;
     rx.await
         .unwrap_or_else(|_| Err("the client-credentials grant ended without an answer".into()))
+}
+
+/// Enterprise-managed authorization (SEP-990; rmcp's `enterprise`
+/// module): the server's authorization server from its discovery, the
+/// configured ID token exchanged at the identity provider for an ID-JAG
+/// (RFC 8693), the ID-JAG for an access token there (RFC 7523 JWT bearer,
+/// this client by HTTP Basic when it has a secret), and that token saved
+/// like any login. No browser; no refresh token (a new exchange once it
+/// expires).
+///
+/// # Errors
+/// No `oauth.idp`, discovery failed, or either exchange was refused (the
+/// stage and the OAuth error code named; never a token).
+pub async fn enterprise_managed(
+    server: &str,
+    url: &str,
+    config: &OAuthConfig,
+) -> Result<(), String> {
+    use oauth2::ClientSecret;
+    use rmcp::transport::auth::enterprise::{
+        EmaAuthorizationServer, EmaClientAuthentication, EmaExchangeRequest,
+    };
+    let (Some(idp), Some(client_id)) = (&config.enterprise, &config.client_id) else {
+        return Err("enterprise_managed needs oauth.client_id and oauth.idp".into());
+    };
+    let store = store_for(server, url)?;
+    let m = manager(url, store.clone()).await.map_err(|e| brief(&e))?;
+    let metadata = m
+        .resolve_metadata()
+        .await
+        .map_err(|e| format!("authorization server discovery failed: {}", brief(&e)))?
+        .metadata;
+    let issuer = metadata
+        .issuer
+        .clone()
+        .ok_or("the authorization server's metadata names no issuer (the ID-JAG's audience)")?;
+    let auth = |secret: &Option<String>| match secret {
+        Some(s) => EmaClientAuthentication::ClientSecretBasic(ClientSecret::new(s.clone())),
+        None => EmaClientAuthentication::None,
+    };
+    let provider = EmaAuthorizationServer::new(&idp.issuer, &idp.token_endpoint, &idp.client_id)
+        .with_client_authentication(auth(&idp.client_secret));
+    let resource_as = EmaAuthorizationServer::new(issuer, &metadata.token_endpoint, client_id)
+        .with_client_authentication(auth(&config.client_secret));
+    let http = rmcp::transport::auth::default_oauth_http_client()
+        .map_err(|e| format!("cannot make the HTTP client: {}", brief(&e)))?;
+    let token = EmaExchangeRequest::new_with_id_token(provider, resource_as, url, &idp.id_token)
+        .with_scopes(config.scopes.iter().cloned())
+        .exchange(&http, &http)
+        .await
+        .map_err(|e| format!("the enterprise-managed token exchange failed: {e}"))?;
+    // rmcp's token type through serde, as a login's: then refreshed and
+    // sent the same way.
+    let mut answer = serde_json::json!({
+        "access_token": token.access_token.secret(),
+        "token_type": "Bearer",
+    });
+    if let Some(d) = token.expires_in {
+        answer["expires_in"] = d.as_secs().into();
+    }
+    if !token.scopes.is_empty() {
+        let mut scopes: Vec<&str> = token.scopes.iter().map(String::as_str).collect();
+        scopes.sort_unstable();
+        answer["scope"] = scopes.join(" ").into();
+    }
+    let answer = serde_json::from_value(answer)
+        .map_err(|e| format!("the token answer cannot be kept: {e}"))?;
+    OAuthState::Unauthorized(m)
+        .set_credentials(client_id, answer)
+        .await
+        .map_err(|e| format!("the login cannot be saved: {}", brief(&e)))
 }
 
 /// rmcp's name for a configured [`JwtAlgorithm`].

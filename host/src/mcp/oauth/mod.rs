@@ -97,6 +97,9 @@ pub(crate) async fn authorized_client(
     if config.client_credentials && !store.has_tokens() {
         login::client_credentials(server, url, config).await?;
     }
+    if config.enterprise.is_some() && !store.has_tokens() {
+        login::enterprise_managed(server, url, config).await?;
+    }
     let mut m = manager(url, store).await.map_err(|e| e.to_string())?;
     match m.initialize_from_store().await {
         Ok(true) => {}
