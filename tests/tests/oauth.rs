@@ -379,6 +379,61 @@ fn login_refresh_rotation_revocation_and_two_servers_on_one_issuer() {
     assert!(!s.tokens.join("a.json").exists());
 }
 
+/// The 2025-03-26 form (docs/mcp-client.md §9, "Legacy metadata"): no
+/// protected-resource metadata, and the root authorization-server metadata
+/// names a same-origin issuer with a path. A browser login, a device login
+/// and the connects after them (with a refresh) all work, each login bound
+/// to that issuer.
+#[test]
+fn a_legacy_same_origin_issuer_logs_in_and_connects() {
+    let srv = start_with(&["--legacy-issuer", "/oauth", "--expires-in", "4"]);
+    let s = setup(&srv.base);
+    login(&s, "a");
+    let (ok, text) = run(&s, &["call", "mcp_a_hello"]);
+    assert!(ok, "{text}");
+    assert!(text.contains("hello from the protected server"), "{text}");
+    let (ok, text) = device_login(&s, &srv.base, "b", "");
+    assert!(ok, "{text}");
+    let (ok, text) = run(&s, &["call", "mcp_b_hello"]);
+    assert!(ok, "{text}");
+    for server in ["a", "b"] {
+        let kept: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(s.tokens.join(format!("{server}.json"))).unwrap(),
+        )
+        .unwrap();
+        let issuer = format!("{}/oauth", srv.base);
+        assert!(
+            kept.to_string()
+                .contains(&format!("\"issuer\":\"{issuer}\"")),
+            "{server}: the login is not bound to {issuer}"
+        );
+    }
+    refreshed_after(&s, &srv.base, 0);
+}
+
+/// Mix-up protection stays (RFC 8414 §3.3): root metadata naming an issuer
+/// of another origin is refused before any registration, and nothing is
+/// saved.
+#[test]
+fn a_foreign_issuer_in_the_root_metadata_is_refused() {
+    let srv = start_with(&["--legacy-issuer", "https://evil.example.com"]);
+    let s = setup(&srv.base);
+    let (ok, text) = run(&s, &["login", "a", "--no-browser", "--wait", "5"]);
+    assert!(!ok, "{text}");
+    assert!(
+        text.contains("issuer mismatch") && text.contains("https://evil.example.com"),
+        "{text}"
+    );
+    let (ok, text) = run(
+        &s,
+        &["login", "b", "--device", "--no-browser", "--wait", "5"],
+    );
+    assert!(!ok, "{text}");
+    assert!(text.contains("issuer mismatch"), "{text}");
+    assert_eq!(stats(&srv.base)["registrations"], 0);
+    assert!(!s.tokens.join("a.json").exists() && !s.tokens.join("b.json").exists());
+}
+
 /// An OAuth-protected server is bounded like a plain one
 /// (docs/security.md, "MCP client bounds"): `/big/mcp` answers `tools/list`
 /// with a 6 MiB page, over the 4 MiB page bound and under rmcp's own 16 MiB

@@ -24,7 +24,10 @@
 //!   token dies), for the tests.
 //!
 //! Flags: `--expires-in SECONDS` (access token lifetime, default 3600);
-//! `--no-device` (the metadata names no device authorization endpoint).
+//! `--no-device` (the metadata names no device authorization endpoint);
+//! `--legacy-issuer ISSUER` (the 2025-03-26 form: no protected-resource
+//! metadata, a 401 without `resource_metadata`, and the root metadata's
+//! `issuer` is ISSUER — a leading `/` is a path on this origin).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -136,9 +139,9 @@ fn fresh(st: &mut State, kind: &str) -> String {
 
 /// The issuer's metadata (RFC 8414): PKCE S256, dynamic registration,
 /// refresh tokens, and with `device` the device authorization endpoint.
-fn metadata(base: &str, device: bool) -> serde_json::Value {
+fn metadata(base: &str, issuer: &str, device: bool) -> serde_json::Value {
     let mut m = serde_json::json!({
-        "issuer": base,
+        "issuer": issuer,
         "authorization_endpoint": format!("{base}/authorize"),
         "token_endpoint": format!("{base}/token"),
         "registration_endpoint": format!("{base}/register"),
@@ -168,11 +171,22 @@ async fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(3600);
     let device = !args.iter().any(|a| a == "--no-device");
+    let legacy_issuer = args
+        .iter()
+        .position(|a| a == "--legacy-issuer")
+        .and_then(|i| args.get(i + 1))
+        .cloned();
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
         .await
         .expect("bind 127.0.0.1");
     let base = format!("http://{}", listener.local_addr().expect("addr"));
     println!("{base}");
+    let issuer = match legacy_issuer.as_deref() {
+        Some(p) if p.starts_with('/') => format!("{base}{p}"),
+        Some(other) => other.to_string(),
+        None => base.clone(),
+    };
+    let legacy = legacy_issuer.is_some();
     let state = Arc::new(Mutex::new(State::default()));
     let mcp_of = |big: bool| {
         StreamableHttpService::new(
@@ -186,10 +200,21 @@ async fn main() {
         let Ok((stream, _)) = listener.accept().await else {
             continue;
         };
-        let (state, base, mcp, big) = (state.clone(), base.clone(), mcp.clone(), big.clone());
+        let (state, base, issuer, mcp, big) = (
+            state.clone(),
+            base.clone(),
+            issuer.clone(),
+            mcp.clone(),
+            big.clone(),
+        );
         let service = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
-            let (state, base, mut mcp, mut big) =
-                (state.clone(), base.clone(), mcp.clone(), big.clone());
+            let (state, base, issuer, mut mcp, mut big) = (
+                state.clone(),
+                base.clone(),
+                issuer.clone(),
+                mcp.clone(),
+                big.clone(),
+            );
             async move {
                 let path = req.uri().path().to_string();
                 let query = req.uri().query().unwrap_or("").to_string();
@@ -203,14 +228,15 @@ async fn main() {
                     let ok = token.is_some_and(|t| state.lock().unwrap().access.contains(&t));
                     if !ok {
                         let mut r = resp(401, "text/plain", "unauthorized".into());
-                        r.headers_mut().insert(
-                            "www-authenticate",
+                        let challenge = if legacy {
+                            "Bearer".to_string()
+                        } else {
                             format!(
                                 "Bearer resource_metadata=\"{base}/.well-known/oauth-protected-resource{path}\""
                             )
-                            .parse()
-                            .expect("header"),
-                        );
+                        };
+                        r.headers_mut()
+                            .insert("www-authenticate", challenge.parse().expect("header"));
                         return Ok::<_, std::convert::Infallible>(r);
                     }
                     if path == "/big/mcp" {
@@ -226,7 +252,7 @@ async fn main() {
                     .unwrap_or_default();
                 let mut st = state.lock().unwrap_or_else(|e| e.into_inner());
                 let r = match path.as_str() {
-                    p if p.starts_with("/.well-known/oauth-protected-resource/") => {
+                    p if p.starts_with("/.well-known/oauth-protected-resource/") && !legacy => {
                         let res = p.trim_start_matches("/.well-known/oauth-protected-resource");
                         json(
                             200,
@@ -236,7 +262,9 @@ async fn main() {
                             }),
                         )
                     }
-                    "/.well-known/oauth-authorization-server" => json(200, metadata(&base, device)),
+                    "/.well-known/oauth-authorization-server" => {
+                        json(200, metadata(&base, &issuer, device))
+                    }
                     "/register" => {
                         st.registrations += 1;
                         let req: serde_json::Value =

@@ -18,7 +18,6 @@ use oauth2::{
     ClientId, ClientSecret, DeviceAuthorizationUrl, Scope, StandardDeviceAuthorizationResponse,
     TokenUrl,
 };
-use rmcp::transport::auth::OAuthState;
 
 use super::{OAuthConfig, brief, manager, store_for};
 
@@ -76,12 +75,8 @@ pub async fn login_device(
     wait: Duration,
 ) -> Result<(), String> {
     let store = store_for(server, url)?;
-    let m = manager(url, store.clone()).await.map_err(|e| brief(&e))?;
-    let metadata = m
-        .resolve_metadata()
-        .await
-        .map_err(|e| format!("authorization server discovery failed: {}", brief(&e)))?
-        .metadata;
+    let mut m = manager(url, store.clone()).await.map_err(|e| brief(&e))?;
+    let metadata = super::discover(&mut m, url, None).await?;
     let device_endpoint = metadata
         .additional_fields
         .get("device_authorization_endpoint")
@@ -177,11 +172,9 @@ pub async fn login_device(
     let token = serde_json::to_value(&token)
         .and_then(serde_json::from_value)
         .map_err(|e| format!("the token response cannot be kept: {e}"))?;
-    let m = manager(url, store.clone()).await.map_err(|e| brief(&e))?;
-    OAuthState::Unauthorized(m)
-        .set_credentials(&client_id, token)
-        .await
-        .map_err(|e| format!("the login cannot be saved: {}", brief(&e)))?;
+    // Saved by us, not rmcp's `set_credentials`, which would discover
+    // again without the legacy form `discover` accepts.
+    super::save_login(&store, &client_id, token, metadata.issuer.clone()).await?;
     if store.step_up().is_some() {
         store.clear_step_up()?;
     }
@@ -195,7 +188,7 @@ fn shown(s: &str) -> String {
 
 /// The HTTP client for the authorization server's endpoints: no proxy for
 /// a loopback one, same-origin redirects only, [`REQUEST_TIMEOUT`] each.
-fn http_client(endpoint: &str) -> Result<reqwest::Client, String> {
+pub(super) fn http_client(endpoint: &str) -> Result<reqwest::Client, String> {
     crate::mcp::transport::http_client(
         crate::mcp::transport::is_loopback_url(endpoint),
         Some(REQUEST_TIMEOUT),
@@ -226,22 +219,29 @@ async fn send(
     for (k, v) in resp.headers() {
         answer = answer.header(k, v);
     }
+    let bytes = read_body(&mut resp).await.map_err(SendError)?;
+    answer
+        .body(bytes)
+        .map_err(|e| SendError(format!("the answer cannot be read: {e}")))
+}
+
+/// The body of an authorization server's answer, at most
+/// [`MAX_ANSWER_BYTES`]; a longer one is refused, not cut.
+pub(super) async fn read_body(resp: &mut reqwest::Response) -> Result<Vec<u8>, String> {
     let mut bytes = Vec::new();
     while let Some(chunk) = resp
         .chunk()
         .await
-        .map_err(|e| SendError(e.without_url().to_string()))?
+        .map_err(|e| e.without_url().to_string())?
     {
         if bytes.len() + chunk.len() > MAX_ANSWER_BYTES {
-            return Err(SendError(format!(
+            return Err(format!(
                 "the authorization server's answer is over {MAX_ANSWER_BYTES} bytes"
-            )));
+            ));
         }
         bytes.extend_from_slice(&chunk);
     }
-    answer
-        .body(bytes)
-        .map_err(|e| SendError(format!("the answer cannot be read: {e}")))
+    Ok(bytes)
 }
 
 /// Dynamic client registration (RFC 7591) of a public client of the device

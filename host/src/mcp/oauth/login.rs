@@ -9,7 +9,8 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use rmcp::transport::auth::{
-    AuthorizationRequest, ClientCredentialsConfig, JwtSigningAlgorithm, OAuthState,
+    AuthorizationRequest, AuthorizationSession, ClientCredentialsConfig, JwtSigningAlgorithm,
+    OAuthState,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -66,8 +67,8 @@ pub async fn login(
     let port = listener.local_addr().map_err(|e| e.to_string())?.port();
     let redirect_uri = format!("http://127.0.0.1:{port}/callback");
 
-    let m = manager(url, store.clone()).await.map_err(|e| brief(&e))?;
-    let mut state = OAuthState::Unauthorized(m);
+    let mut m = manager(url, store.clone()).await.map_err(|e| brief(&e))?;
+    super::discover(&mut m, url, challenge.as_deref()).await?;
     let mut request = AuthorizationRequest::new(&redirect_uri)
         .with_client_name(CLIENT_NAME)
         .with_initial_scope_selection();
@@ -98,10 +99,13 @@ pub async fn login(
     if let Some(u) = &config.client_metadata_url {
         request = request.with_client_metadata_url(u);
     }
-    state
-        .start_authorization(request)
+    // rmcp's `start_authorization` would discover again, without the
+    // legacy form `discover` accepts; the session is made from `m` as it
+    // does.
+    let session = AuthorizationSession::new(m, request)
         .await
-        .map_err(|e| format!("authorization could not start: {}", brief(&e)))?;
+        .map_err(|(_, e)| format!("authorization could not start: {}", brief(&e)))?;
+    let mut state = OAuthState::Session(session);
     let auth_url = state.get_authorization_url().await.map_err(|e| brief(&e))?;
     let expected_state =
         query_value(&auth_url, "state").ok_or("the authorization URL has no state parameter")?;
@@ -220,12 +224,8 @@ pub async fn enterprise_managed(
         return Err("enterprise_managed needs oauth.client_id and oauth.idp".into());
     };
     let store = store_for(server, url)?;
-    let m = manager(url, store.clone()).await.map_err(|e| brief(&e))?;
-    let metadata = m
-        .resolve_metadata()
-        .await
-        .map_err(|e| format!("authorization server discovery failed: {}", brief(&e)))?
-        .metadata;
+    let mut m = manager(url, store.clone()).await.map_err(|e| brief(&e))?;
+    let metadata = super::discover(&mut m, url, None).await?;
     let issuer = metadata
         .issuer
         .clone()
@@ -236,8 +236,9 @@ pub async fn enterprise_managed(
     };
     let provider = EmaAuthorizationServer::new(&idp.issuer, &idp.token_endpoint, &idp.client_id)
         .with_client_authentication(auth(&idp.client_secret));
-    let resource_as = EmaAuthorizationServer::new(issuer, &metadata.token_endpoint, client_id)
-        .with_client_authentication(auth(&config.client_secret));
+    let resource_as =
+        EmaAuthorizationServer::new(issuer.clone(), &metadata.token_endpoint, client_id)
+            .with_client_authentication(auth(&config.client_secret));
     let http = rmcp::transport::auth::default_oauth_http_client()
         .map_err(|e| format!("cannot make the HTTP client: {}", brief(&e)))?;
     let token = EmaExchangeRequest::new_with_id_token(provider, resource_as, url, &idp.id_token)
@@ -261,10 +262,7 @@ pub async fn enterprise_managed(
     }
     let answer = serde_json::from_value(answer)
         .map_err(|e| format!("the token answer cannot be kept: {e}"))?;
-    OAuthState::Unauthorized(m)
-        .set_credentials(client_id, answer)
-        .await
-        .map_err(|e| format!("the login cannot be saved: {}", brief(&e)))
+    super::save_login(&store, client_id, answer, Some(issuer)).await
 }
 
 /// rmcp's name for a configured [`JwtAlgorithm`].

@@ -18,7 +18,10 @@ pub mod store;
 
 use std::path::PathBuf;
 
-use rmcp::transport::auth::{AuthClient, AuthError, AuthorizationManager};
+use rmcp::transport::auth::{
+    AuthClient, AuthError, AuthorizationManager, AuthorizationMetadata, CredentialStore as _,
+    OAuthTokenResponse, StoredCredentials,
+};
 
 pub use store::{KEYRING_SERVICE, StoreKind, TokenStore, default_token_dir};
 
@@ -83,6 +86,125 @@ pub(crate) async fn manager(
     Ok(m)
 }
 
+/// The authorization server's metadata for the MCP server at `url`, found
+/// by rmcp's discovery (from `challenge`, a 401's `WWW-Authenticate`, when
+/// there is one) and set on `m`. One older form is accepted besides (the
+/// 2025-03-26 spec's, docs/mcp-client.md §9 "Legacy metadata"): with no
+/// protected-resource metadata, the document at the server origin's root
+/// `/.well-known/oauth-authorization-server` may name an issuer of that
+/// same origin with a path (`https://h/oauth`); RFC 8414 §3.3 wants the
+/// bare origin there, and an issuer of any other origin is still refused.
+///
+/// # Errors
+/// One line: discovery failed, or the issuer is not the one its metadata
+/// URL allows.
+pub(crate) async fn discover(
+    m: &mut AuthorizationManager,
+    url: &str,
+    challenge: Option<&str>,
+) -> Result<AuthorizationMetadata, String> {
+    let failed = |e: &str| format!("authorization server discovery failed: {e}");
+    let metadata = match m.resolve_metadata_from_challenge(challenge).await {
+        Ok(resolution) => resolution.metadata,
+        Err(AuthError::AuthorizationServerMismatch {
+            expected_issuer,
+            received_issuer,
+        }) if legacy_same_origin(url, &expected_issuer, &received_issuer) => {
+            let metadata = legacy_metadata(&expected_issuer)
+                .await
+                .map_err(|e| failed(&e))?;
+            if metadata.issuer.as_deref() != Some(received_issuer.as_str()) {
+                return Err(failed("the root metadata document changed its issuer"));
+            }
+            tracing::info!(
+                issuer = %crate::terminal::line(&received_issuer),
+                "accepted the 2025-03-26 form: a same-origin issuer with a path in the \
+                 root authorization-server metadata"
+            );
+            metadata
+        }
+        Err(e) => return Err(failed(&brief(&e))),
+    };
+    m.set_metadata(metadata.clone());
+    Ok(metadata)
+}
+
+/// Whether an issuer mismatch is the 2025-03-26 form [`discover`]
+/// accepts: the expected issuer is the bare origin of the MCP server at
+/// `url` (the metadata came from its root well-known URL) and the received
+/// one is that origin with a path and nothing else.
+fn legacy_same_origin(url: &str, expected: &str, received: &str) -> bool {
+    let (Ok(server), Ok(expected), Ok(received)) = (
+        url::Url::parse(url),
+        url::Url::parse(expected),
+        url::Url::parse(received),
+    ) else {
+        return false;
+    };
+    let bare = |u: &url::Url| matches!(u.path(), "" | "/");
+    let plain = |u: &url::Url| u.query().is_none() && u.fragment().is_none();
+    server.origin().is_tuple()
+        && expected.origin() == server.origin()
+        && received.origin() == server.origin()
+        && bare(&expected)
+        && plain(&expected)
+        && !bare(&received)
+        && plain(&received)
+        && received.username().is_empty()
+        && received.password().is_none()
+}
+
+/// The root authorization-server metadata of `origin`, read again by us
+/// (rmcp refused its issuer): same-origin redirects only, the answer at
+/// most 256 KiB.
+async fn legacy_metadata(origin: &str) -> Result<AuthorizationMetadata, String> {
+    let u = format!(
+        "{}/.well-known/oauth-authorization-server",
+        origin.trim_end_matches('/')
+    );
+    let http = device::http_client(&u)?;
+    let mut resp = http
+        .get(&u)
+        .header(reqwest::header::ACCEPT, "application/json")
+        .send()
+        .await
+        .map_err(|e| e.without_url().to_string())?;
+    if !resp.status().is_success() {
+        return Err(format!(
+            "the root metadata document answered {}",
+            resp.status()
+        ));
+    }
+    let body = device::read_body(&mut resp).await?;
+    serde_json::from_slice(&body).map_err(|e| format!("the root metadata document: {e}"))
+}
+
+/// Saves a token answer got outside rmcp's flows (device code,
+/// enterprise-managed) as rmcp's own login: bound to `issuer`, with the
+/// scopes the answer granted and the time it came.
+pub(crate) async fn save_login(
+    store: &TokenStore,
+    client_id: &str,
+    token: OAuthTokenResponse,
+    issuer: Option<String>,
+) -> Result<(), String> {
+    use oauth2::TokenResponse as _;
+    let granted = token
+        .scopes()
+        .map(|s| s.iter().map(|s| s.to_string()).collect())
+        .unwrap_or_default();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs();
+    let stored = StoredCredentials::new(client_id.to_string(), Some(token), granted, Some(now))
+        .with_issuer(issuer);
+    store
+        .save(stored)
+        .await
+        .map_err(|e| format!("the login cannot be saved: {}", brief(&e)))
+}
+
 /// The HTTP client of an `auth: oauth` server: `http` with the bearer
 /// token of the stored login, refreshed before it expires and once on a
 /// 401. `Err(reason)` when there is no usable login (the caller reports
@@ -100,7 +222,13 @@ pub(crate) async fn authorized_client(
     if config.enterprise.is_some() && !store.has_tokens() {
         login::enterprise_managed(server, url, config).await?;
     }
+    let logged_in = store.has_tokens();
     let mut m = manager(url, store).await.map_err(|e| e.to_string())?;
+    if logged_in {
+        // rmcp's load below would resolve the metadata itself, without the
+        // legacy form.
+        discover(&mut m, url, None).await?;
+    }
     match m.initialize_from_store().await {
         Ok(true) => {}
         Ok(false) => return Err("not logged in".into()),
@@ -156,5 +284,54 @@ pub(crate) fn brief(e: &AuthError) -> String {
     match s.char_indices().nth(300) {
         Some((i, _)) => format!("{}…", &s[..i]),
         None => s,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::legacy_same_origin;
+
+    const MCP: &str = "http://127.0.0.1:4000/mcp";
+
+    #[test]
+    fn the_legacy_form_is_a_same_origin_issuer_with_a_path() {
+        assert!(legacy_same_origin(
+            MCP,
+            "http://127.0.0.1:4000/",
+            "http://127.0.0.1:4000/oauth"
+        ));
+        assert!(legacy_same_origin(
+            MCP,
+            "http://127.0.0.1:4000",
+            "http://127.0.0.1:4000/tenant/a"
+        ));
+    }
+
+    #[test]
+    fn any_other_issuer_is_still_refused() {
+        let refused = [
+            // another host, port or scheme
+            ("http://127.0.0.1:4000/", "https://evil.example.com/oauth"),
+            ("http://127.0.0.1:4000/", "http://127.0.0.1:4001/oauth"),
+            ("http://127.0.0.1:4000/", "https://127.0.0.1:4000/oauth"),
+            ("http://127.0.0.1:4000/", "http://localhost:4000/oauth"),
+            // the expected issuer already had a path (path-inserted URL)
+            ("http://127.0.0.1:4000/a", "http://127.0.0.1:4000/b"),
+            // the bare origin is no mismatch to accept; query, fragment
+            // and user info are not an issuer's
+            ("http://127.0.0.1:4000/", "http://127.0.0.1:4000/"),
+            ("http://127.0.0.1:4000/", "http://127.0.0.1:4000/o?x=1"),
+            ("http://127.0.0.1:4000/", "http://127.0.0.1:4000/o#f"),
+            ("http://127.0.0.1:4000/", "http://u:p@127.0.0.1:4000/o"),
+            // the metadata came from another origin than the server's
+            ("http://127.0.0.1:5000/", "http://127.0.0.1:5000/oauth"),
+            ("not a url", "http://127.0.0.1:4000/oauth"),
+        ];
+        for (expected, received) in refused {
+            assert!(
+                !legacy_same_origin(MCP, expected, received),
+                "{expected} → {received}"
+            );
+        }
     }
 }
