@@ -111,8 +111,8 @@ pub use platform::{
     SimulatedHost, SimulatedHostBuilder, SimulatedHostError, UninstallEntry,
 };
 pub use plugin::{
-    CONTRACT, CacheOutcome, CallFailure, EffectiveLimits, GuestCall, HostConfig, LoadFailure,
-    LoadedPlugin, PluginHost, PluginLimits, PluginLoadError, ProbeFailure,
+    CacheOutcome, CallFailure, EffectiveLimits, GuestCall, HostConfig, LoadFailure, LoadedPlugin,
+    PluginHost, PluginLimits, PluginLoadError, ProbeFailure, contract,
 };
 pub use resolver::liveness::ServerJsonSource;
 pub use skills::SkillError;

@@ -9,7 +9,7 @@
 //! ...}, liveness: {kind, ...}}}, requires: {app, min_version, gpu}}},
 //! skills: [{name, markdown}]}`.
 
-use super::bindings::wasmgate::plugin::types as wit;
+use super::contract::latest::wasmgate::plugin::types as wit;
 use yaml_serde::{Mapping, Value};
 
 fn s(v: impl Into<String>) -> Value {

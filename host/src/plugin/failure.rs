@@ -1,7 +1,7 @@
 //! Why a component did not load or a guest call failed: the errors of
 //! [`super::PluginHost`] (`docs/security.md`, "Sandbox and limits").
 
-use super::contract::{CONTRACT, CONTRACT_PACKAGE};
+use super::contract::{contract, contract_package};
 use std::path::PathBuf;
 
 /// Which guest call failed.
@@ -87,20 +87,25 @@ pub enum LoadFailure {
     #[error("invalid component: {0}")]
     Invalid(String),
     /// Built against another version of the contract.
-    #[error("built against {CONTRACT_PACKAGE}@{found}; this host supports {CONTRACT}")]
+    #[error(
+        "built against {}@{found}; this host supports {}",
+        contract_package(),
+        contract()
+    )]
     ContractVersion {
         /// The version the component imports, e.g. `0.2.0`.
         found: String,
     },
     /// Imports something outside the `plugin` world and WASI.
     #[error(
-        "imports `{0}`, which is outside the {CONTRACT} world (only its `host` \
-         interface and WASI are provided)"
+        "imports `{0}`, which is outside the {world} world (only its `host` \
+         interface and WASI are provided)",
+        world = contract()
     )]
     UnsupportedImport(String),
     /// Does not export the `plugin` world's functions with their types, or
     /// imports a WASI interface the host does not link.
-    #[error("does not fit the {CONTRACT} world: {0}")]
+    #[error("does not fit the {world} world: {0}", world = contract())]
     Link(String),
     /// A guest call trapped or hit a limit.
     #[error("{call} {failure}")]

@@ -3,7 +3,7 @@
 //! `docs/security.md` "Custom probes in availability"). cap-std refuses every path that would leave
 //! the folder (`..`, absolute paths, symbolic links pointing out).
 
-use super::bindings::wasmgate::plugin::types::{DirEntry, ProbeError};
+use super::contract::latest::wasmgate::plugin::types::{DirEntry, ProbeError};
 use cap_std::fs::Dir;
 use std::io::Read;
 use std::path::Path;

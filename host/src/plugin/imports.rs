@@ -2,8 +2,8 @@
 //! (`guest-sdk/wit/plugin.wit`, interface `host`): the OS family, logging,
 //! and file reads inside a probe's grant only (`docs/security.md`).
 
-use super::bindings;
-use super::bindings::wasmgate::plugin::types as wit;
+use super::contract::latest as bindings;
+use super::contract::latest::wasmgate::plugin::types as wit;
 use super::store::StoreState;
 use crate::declaration::OsFamily;
 

@@ -24,13 +24,13 @@ mod store;
 
 pub use cache::CacheOutcome;
 pub use config::{EffectiveLimits, HostConfig, PluginLimits};
-pub use contract::CONTRACT;
+pub use contract::contract;
 pub use failure::{CallFailure, GuestCall, LoadFailure, PluginLoadError, ProbeFailure};
 pub use grant::ProbeGrant;
 
 use crate::declaration::OsFamily;
 use crate::error::HostError;
-use contract::{WasmKind, check_imports, wasm_layer};
+use contract::{Plugin, PluginPre, WasmKind, check_imports, wasm_layer};
 use engine::EpochTicker;
 use imports::to_wit_os;
 use output::CapturedOutput;
@@ -38,23 +38,11 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use store::{Limiter, StoreState};
-use wasmtime::component::{HasSelf, Linker, ResourceTable};
+use wasmtime::component::{Linker, ResourceTable};
 use wasmtime::{Engine, Store, StoreLimitsBuilder, Trap};
 use wasmtime_wasi::WasiCtxBuilder;
 
-/// Host bindings generated from `host/wit/plugin.wit`: a byte-for-byte copy
-/// of the contract's one source, `guest-sdk/wit/plugin.wit`, kept inside this
-/// crate so the packaged crate builds on its own
-/// (`tests/tests/packaging.rs` fails when the two differ).
-#[allow(missing_docs)]
-pub mod bindings {
-    wasmtime::component::bindgen!({
-        path: "wit",
-        world: "plugin",
-    });
-}
-
-use bindings::wasmgate::plugin::types as wit;
+use contract::latest::wasmgate::plugin::types as wit;
 
 /// A plugin whose component compiled, linked and returned a manifest.
 #[derive(Clone)]
@@ -70,7 +58,7 @@ pub struct LoadedPlugin {
     pub manifest: yaml_serde::Value,
     /// Whether the compiled component came from the compile cache.
     pub cache: CacheOutcome,
-    pre: Arc<bindings::PluginPre<StoreState>>,
+    pre: Arc<PluginPre>,
 }
 
 impl fmt::Debug for LoadedPlugin {
@@ -118,8 +106,7 @@ impl PluginHost {
         let engine = engine::new_engine().map_err(HostError::engine)?;
         let mut linker = Linker::<StoreState>::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(HostError::engine)?;
-        bindings::Plugin::add_to_linker::<StoreState, HasSelf<StoreState>>(&mut linker, |s| s)
-            .map_err(HostError::engine)?;
+        contract::add_to_linker(&mut linker).map_err(HostError::engine)?;
         let ticker =
             EpochTicker::start(engine.clone(), config.epoch_tick).map_err(HostError::Ticker)?;
         Ok(PluginHost {
@@ -323,7 +310,7 @@ impl PluginHost {
     fn prepare(
         &self,
         source: &mut cache::Source,
-    ) -> Result<(bindings::PluginPre<StoreState>, CacheOutcome), LoadFailure> {
+    ) -> Result<(PluginPre, CacheOutcome), LoadFailure> {
         let header = source
             .header()
             .map_err(|e| LoadFailure::Io(e.to_string()))?;
@@ -336,12 +323,12 @@ impl PluginHost {
         let (component, cache) =
             cache::compile(&self.engine, source, self.config.cache_dir.as_deref())
                 .map_err(|e| LoadFailure::Invalid(format!("{e:#}")))?;
-        check_imports(&self.engine, &component)?;
+        let version = check_imports(&self.engine, &component)?;
         let pre = self
             .linker
             .instantiate_pre(&component)
             .map_err(|e| LoadFailure::Link(format!("{e:#}")))?;
-        let pre = bindings::PluginPre::new(pre).map_err(|e| LoadFailure::Link(format!("{e:#}")))?;
+        let pre = PluginPre::new(version, pre).map_err(|e| LoadFailure::Link(format!("{e:#}")))?;
         Ok((pre, cache))
     }
 
@@ -357,12 +344,12 @@ impl PluginHost {
     /// cannot block in place, on a scoped thread of its own.
     fn call<R: Send>(
         &self,
-        pre: &bindings::PluginPre<StoreState>,
+        pre: &PluginPre,
         plugin: &str,
         limits: &EffectiveLimits,
         grant: Option<(ProbeGrant, OsFamily)>,
         which: GuestCall,
-        f: impl FnOnce(&bindings::Plugin, &mut Store<StoreState>) -> wasmtime::Result<R> + Send,
+        f: impl FnOnce(&Plugin, &mut Store<StoreState>) -> wasmtime::Result<R> + Send,
     ) -> Result<R, CallFailure> {
         match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
             Err(_) => return self.call_here(pre, plugin, limits, grant, which, f),
@@ -384,12 +371,12 @@ impl PluginHost {
     /// [`PluginHost::call`] on the current thread.
     fn call_here<R>(
         &self,
-        pre: &bindings::PluginPre<StoreState>,
+        pre: &PluginPre,
         plugin: &str,
         limits: &EffectiveLimits,
         grant: Option<(ProbeGrant, OsFamily)>,
         which: GuestCall,
-        f: impl FnOnce(&bindings::Plugin, &mut Store<StoreState>) -> wasmtime::Result<R>,
+        f: impl FnOnce(&Plugin, &mut Store<StoreState>) -> wasmtime::Result<R>,
     ) -> Result<R, CallFailure> {
         let cfg = &self.config;
         let stdout = CapturedOutput::new(cfg.output_bytes);

@@ -1,7 +1,7 @@
 //! The data of one short-lived store: its WASI context (nothing granted),
 //! its limiter, captured output and the probe grant (`docs/security.md`).
 
-use super::bindings::wasmgate::plugin::types as wit;
+use super::contract::latest::wasmgate::plugin::types as wit;
 use super::grant::ProbeGrant;
 use super::output::CapturedOutput;
 use std::sync::Arc;
