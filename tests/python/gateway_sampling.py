@@ -1,6 +1,6 @@
 """Calls a tool through `wasmgate serve` whose server asks for sampling,
 with the official Python MCP SDK as the agent's client, and prints what it
-saw as one JSON object on stdout (judged by tests/tests/gateway_sampling.rs).
+saw as one JSON object on stdout (judged by tests/tests/gateway/sampling.rs).
 
   --stdio -- CMD ARGS...     the SDK spawns the gateway
   --http URL [--token T]     streamable HTTP

@@ -1,6 +1,6 @@
 """The official Python MCP SDK as the agent of `wasmgate serve --http
 --prefix never` in front of the conformance fixture server (for
-tests/tests/gateway_transparent.rs, which judges what this prints).
+tests/tests/gateway/transparent.rs, which judges what this prints).
 
   gateway_transparent.py URL
 

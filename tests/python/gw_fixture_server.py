@@ -1,5 +1,5 @@
 """A small MCP server (stdio, official Python SDK, low-level API) that
-misbehaves on request, for the gateway tests in tests/tests/gateway_hostile.rs.
+misbehaves on request, for the gateway tests in tests/tests/gateway/hostile.rs.
 
   --delay-start S   sleep S seconds before answering anything (a slow
                     cold start: the gateway must not make its own client

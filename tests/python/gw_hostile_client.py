@@ -1,4 +1,4 @@
-"""The agent's side of tests/tests/gateway_hostile.rs: the official Python
+"""The agent's side of tests/tests/gateway/hostile.rs: the official Python
 MCP SDK client against `wasmgate serve`, printing what it saw as one JSON
 object on stdout. Every wait is bounded.
 

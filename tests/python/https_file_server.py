@@ -1,4 +1,4 @@
-"""Serves one file over HTTPS on 127.0.0.1, for tests/tests/plugin_trust.rs
+"""Serves one file over HTTPS on 127.0.0.1, for tests/tests/plugins/trust.rs
 (`wasmgate plugin add https://127.0.0.1:PORT/...`).
 
 argv: CA_PATH FILE. Makes a throw-away CA and server certificate (the

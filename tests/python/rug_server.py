@@ -1,7 +1,7 @@
 """An MCP server (stdio, the official Python SDK's low-level server) that
 pulls a rug: tools `stable`, `shifty` and `flip`; calling `flip` changes
 the description of `shifty` and sends notifications/tools/list_changed.
-For tests/tests/plugin_trust.rs: only `shifty` must be withheld afterwards.
+For tests/tests/plugins/trust.rs: only `shifty` must be withheld afterwards.
 """
 
 import anyio

@@ -1,6 +1,6 @@
 """A small MCP server (stdio, official Python SDK) whose tool `ask` asks
 its client for sampling/createMessage while it handles the call, then
-returns what the LLM said. The gateway tests (tests/tests/gateway_sampling.rs)
+returns what the LLM said. The gateway tests (tests/tests/gateway/sampling.rs)
 run it behind `wasmgate serve`, so the request travels
 server -> wasmgate's client -> gateway -> the agent's client.
 """

@@ -1,5 +1,5 @@
 """An MCP server over streamable HTTP behind TLS (the official Python SDK's
-FastMCP app under uvicorn), for tests/tests/mcp_tls.rs.
+FastMCP app under uvicorn), for tests/tests/mcp/tls.rs.
 
 Makes a throw-away certificate authority and a server certificate for
 127.0.0.1 and localhost signed by it, writes the CA certificate to argv[1]

@@ -71,12 +71,19 @@ pub fn plugins_dir() -> PathBuf {
     built("plugins", &ONCE, "plugins")
 }
 
+// `HOSTILE_PLUGINS` and `foreach_hostile_plugin!`, from `tests/build.rs`.
+include!(concat!(env!("OUT_DIR"), "/hostile_plugins.rs"));
+
 /// `target/hostile-plugins/<name>.wasm` for the hostile test components of
 /// `tests/hostile-plugins/`, built once per test process.
 ///
 /// # Panics
-/// When the build fails.
+/// When `name` is not one of [`HOSTILE_PLUGINS`], or the build fails.
 pub fn hostile_plugin(name: &str) -> PathBuf {
+    assert!(
+        HOSTILE_PLUGINS.contains(&name),
+        "no hostile component {name:?} in tests/hostile-plugins/ (there are {HOSTILE_PLUGINS:?})"
+    );
     static ONCE: OnceLock<Result<(), String>> = OnceLock::new();
     built("hostile-plugins", &ONCE, "hostile-plugins").join(format!("{name}.wasm"))
 }

@@ -10,7 +10,7 @@
 //! cache, `target/tmp/python-plugin-cache`, filled at most once per test
 //! process (the first test to need it compiles; the others wait) and kept
 //! between runs: an unchanged component is not compiled again. The
-//! manifest-mistakes test of `check_sources.rs` uses the same folder.
+//! manifest-mistakes test of `plugins/check_sources.rs` uses the same folder.
 #![cfg(target_os = "linux")]
 
 use serde_json::Value;

@@ -79,7 +79,7 @@ struct PythonPlugin {
 }
 
 /// The Python example plugin, and a test plugin whose manifest holds
-/// mistakes (`tests/tests/check_sources.rs`).
+/// mistakes (`tests/tests/plugins/check_sources.rs`).
 const PYTHON_PLUGINS: &[PythonPlugin] = &[
     PythonPlugin {
         name: "inkscape",
@@ -91,21 +91,21 @@ const PYTHON_PLUGINS: &[PythonPlugin] = &[
     },
 ];
 
-/// Hostile test components (`tests/hostile-plugins/<name>`, package
-/// `hostile-<name>`).
-const HOSTILE_PLUGINS: &[&str] = &[
-    "infinite-loop",
-    "memory-bomb",
-    "trap",
-    "other-version",
-    "probe",
-    "deep-recursion",
-    "chatty",
-    "huge-manifest",
-    "extra-import",
-    "env-leak",
-    "mistakes",
-];
+/// Hostile test components: one folder each, `tests/hostile-plugins/<name>`
+/// with package `hostile-<name>` (the folder is the one list of them; the
+/// workspace's members glob and `tests/build.rs` read it too), sorted.
+fn hostile_plugin_names() -> Result<Vec<String>> {
+    let dir = root().join("tests").join("hostile-plugins");
+    let mut names = Vec::new();
+    for e in std::fs::read_dir(&dir).with_context(|| format!("read {}", dir.display()))? {
+        let e = e.with_context(|| format!("read {}", dir.display()))?;
+        if e.path().join("Cargo.toml").is_file() {
+            names.push(e.file_name().to_string_lossy().into_owned());
+        }
+    }
+    names.sort();
+    Ok(names)
+}
 
 enum Cmd {
     Demo,
@@ -404,7 +404,7 @@ fn python_plugins(out: &Path) -> Result<()> {
 }
 
 /// The compile cache the Python plugin tests share
-/// (`tests/tests/python_plugin.rs`, `tests/tests/check_sources.rs`).
+/// (`tests/tests/python_plugin.rs`, `tests/tests/plugins/check_sources.rs`).
 const PYTHON_TEST_CACHE: &str = "target/tmp/python-plugin-cache";
 
 /// Removes from [`PYTHON_TEST_CACHE`] what belongs to no Python component
@@ -459,15 +459,13 @@ fn prune_test_cache(build: &Path) -> Result<()> {
 
 /// Builds `target/hostile-plugins/<name>.wasm`; returns that folder.
 fn hostile_plugins() -> Result<PathBuf> {
-    let packages: Vec<String> = HOSTILE_PLUGINS
-        .iter()
-        .map(|n| format!("hostile-{n}"))
-        .collect();
+    let names = hostile_plugin_names()?;
+    let packages: Vec<String> = names.iter().map(|n| format!("hostile-{n}")).collect();
     let refs: Vec<&str> = packages.iter().map(String::as_str).collect();
     let wasm_dir = build_wasm(&refs)?;
     let out = root().join("target").join("hostile-plugins");
     std::fs::create_dir_all(&out).with_context(|| format!("create {}", out.display()))?;
-    for (name, package) in HOSTILE_PLUGINS.iter().zip(&packages) {
+    for (name, package) in names.iter().zip(&packages) {
         let artifact = wasm_dir.join(format!("{}.wasm", package.replace('-', "_")));
         copy(&artifact, &out.join(format!("{name}.wasm")))?;
     }

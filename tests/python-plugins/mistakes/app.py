@@ -1,5 +1,5 @@
 """A Python test plugin whose manifest makes five mistakes, one per server:
-`tests/tests/check_sources.rs` checks that `wasmgate check` reports each
+`tests/tests/plugins/check_sources.rs` checks that `wasmgate check` reports each
 with the same field path, value and message as the same mistake in a
 `plugin.yaml` (docs/declarations.md §2a: one validator for every source).
 

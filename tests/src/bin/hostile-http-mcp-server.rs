@@ -1,5 +1,5 @@
 //! A hostile MCP server over streamable HTTP for the client's bounds tests
-//! (`tests/tests/mcp_hostile_http.rs`, `docs/security.md` "MCP client
+//! (`tests/tests/mcp/hostile_http.rs`, `docs/security.md` "MCP client
 //! bounds"). Plain HTTP/1.1 on `127.0.0.1`, written by hand (no SDK) so every
 //! byte it sends is chosen by the test; it prints its port as the first
 //! line of stdout and serves until it is killed.

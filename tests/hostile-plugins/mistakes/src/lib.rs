@@ -1,6 +1,6 @@
 //! A test plugin whose manifest makes five mistakes, one per server, the
 //! same as the Python test plugin `tests/python-plugins/mistakes/app.py`:
-//! `tests/tests/check_sources.rs` checks that `wasmgate check` reports each
+//! `tests/tests/plugins/check_sources.rs` checks that `wasmgate check` reports each
 //! alike from this component, the Python one and a `plugin.yaml`
 //! (`docs/declarations.md` §2a: one validator for every source).
 

@@ -2,9 +2,7 @@
 //! symlinks, `*` folders, a command on the real PATH, bundles, GPU facts.
 #![cfg(target_os = "linux")]
 
-mod resolver_common;
-
-use resolver_common::*;
+use crate::common::*;
 use std::fs;
 use std::os::unix::fs::{PermissionsExt, symlink};
 use wasmgate::availability::{State, availability};

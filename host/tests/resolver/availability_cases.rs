@@ -6,9 +6,7 @@
 //! behaviour wasmgate grew from).
 #![cfg(unix)]
 
-mod resolver_common;
-
-use resolver_common::*;
+use crate::common::*;
 use wasmgate::availability::{Availability, State, availability};
 use wasmgate::declaration::{
     Declaration, GpuVendor, LocationKind, OsFamily, Presence, Requires, VersionKind,

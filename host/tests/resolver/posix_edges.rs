@@ -6,9 +6,7 @@
 //! root, and `~user` comes from the user database.
 #![cfg(unix)]
 
-mod resolver_common;
-
-use resolver_common::*;
+use crate::common::*;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use wasmgate::declaration::{LocationKind, OsFamily, Presence, VersionKind};

@@ -1414,7 +1414,7 @@ proptest! {
 
 /// Long fuzz run (not in the normal suite): `WASMGATE_FUZZ_SECS` (default
 /// 600) seconds of random values through the parser; prints the exec count.
-/// `cargo test -p wasmgate --test declaration_parse -- --ignored --nocapture fuzz_long`
+/// `cargo test -p wasmgate --test declaration -- --ignored --nocapture fuzz_long`
 #[test]
 #[ignore]
 fn fuzz_long() {

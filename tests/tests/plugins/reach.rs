@@ -250,7 +250,7 @@ fn has_problem(ps: &[String], parts: &[&str]) -> bool {
 }
 
 #[test]
-fn a_plugin_gets_no_host_variable_unless_the_user_grants_it() {
+pub(super) fn a_plugin_gets_no_host_variable_unless_the_user_grants_it() {
     let dir = tempfile::tempdir().unwrap();
     let plugins = dir.path().join("plugins");
     let listener = Listener::start();
@@ -459,7 +459,7 @@ fn symlink(target: &Path, link: &Path) {
 }
 
 #[test]
-fn plugin_files_that_leave_their_folder_or_are_not_regular_are_refused_by_name() {
+pub(super) fn plugin_files_that_leave_their_folder_or_are_not_regular_are_refused_by_name() {
     let dir = tempfile::tempdir().unwrap();
     let plugins = dir.path().join("plugins");
     let outside = dir.path().join("outside");

@@ -5,8 +5,7 @@
 //! of `mcp_http_transports`, whose log-capturing test must run beside no
 //! other connect to a server of the same name).
 
-mod common;
-use common::{git, git_repo, git_server_bin};
+use crate::common::{git, git_repo, git_server_bin};
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -439,7 +438,7 @@ const SKETCH_TOKEN: &str = "sketchTok-5e4d3c2b1a0f";
 #[cfg(unix)]
 #[tokio::test]
 async fn an_embedders_own_app_endpoint_source_is_asked_before_each_connect() {
-    use common::{http_git_server, wait_for_file};
+    use crate::common::{http_git_server, wait_for_file};
     use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use wasmgate::{AppEndpointSource, Declaration, Endpoint, Token};

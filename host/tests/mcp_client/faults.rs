@@ -4,8 +4,7 @@
 //! find its package, a refused HTTP port, no servers at all — and the healthy
 //! server next to them keeps working. Nothing secret reaches an error.
 
-mod common;
-use common::{git, git_repo, git_server_bin};
+use crate::common::{git, git_repo, git_server_bin};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;

@@ -13,8 +13,6 @@
 //! it names, so nothing outside this machine is ever contacted.
 #![cfg(unix)]
 
-mod common;
-
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -191,7 +189,7 @@ fn remote_servers_use_the_proxy_and_loopback_never_does() {
     // The app endpoint: the git MCP server in --http mode writes its
     // server_json with a loopback URL and a token.
     let sj = t.path().join("server.json");
-    let mut app = Command::new(common::git_server_bin());
+    let mut app = Command::new(crate::common::git_server_bin());
     app.args(["--http", "127.0.0.1:0", "--server-json"])
         .arg(&sj)
         .env("GIT_MCP_SERVER_TOKEN", APP_TOKEN)
@@ -204,7 +202,7 @@ fn remote_servers_use_the_proxy_and_loopback_never_does() {
         assert!(Instant::now() < until, "server.json never appeared");
         std::thread::sleep(Duration::from_millis(20));
     }
-    let bin = common::git_server_bin();
+    let bin = crate::common::git_server_bin();
     let config = format!(
         r#"mcp_servers:
   remote:

@@ -4,9 +4,7 @@
 //! by the plist crate — read through the simulated host and this machine.
 #![cfg(unix)]
 
-mod resolver_common;
-
-use resolver_common::*;
+use crate::common::*;
 use wasmgate::declaration::{OsFamily, Presence, VersionKind};
 use wasmgate::platform::RealPlatform;
 use wasmgate::resolver::pe::file_version;

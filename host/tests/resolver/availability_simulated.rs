@@ -2,9 +2,7 @@
 //! sources, GPU facts, the user-facing sentences and the CLI output.
 #![cfg(unix)]
 
-mod resolver_common;
-
-use resolver_common::*;
+use crate::common::*;
 use wasmgate::availability::{
     Availability, ServerStatus, State, availability, install_refusal, message,
 };

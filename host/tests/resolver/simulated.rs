@@ -3,9 +3,7 @@
 //! ordering, presence, symlinks, host.yaml validation.
 #![cfg(unix)]
 
-mod resolver_common;
-
-use resolver_common::*;
+use crate::common::*;
 use wasmgate::declaration::{LocationKind, OsFamily, Presence, VersionKind};
 use wasmgate::platform::{Platform, SimulatedHost};
 use wasmgate::resolver::{Resolution, locate};

@@ -60,7 +60,7 @@ fn assert_good_plugin_still_loads(host: &PluginHost) {
 }
 
 #[test]
-fn an_infinite_loop_in_manifest_hits_the_epoch_deadline() {
+pub(super) fn an_infinite_loop_in_manifest_hits_the_epoch_deadline() {
     let (reason, text) = load_err("infinite-loop");
     assert_eq!(
         reason,
@@ -74,7 +74,7 @@ fn an_infinite_loop_in_manifest_hits_the_epoch_deadline() {
 }
 
 #[test]
-fn a_memory_bomb_hits_the_memory_limit() {
+pub(super) fn a_memory_bomb_hits_the_memory_limit() {
     let (reason, text) = load_err("memory-bomb");
     assert_eq!(
         reason,
@@ -90,7 +90,7 @@ fn a_memory_bomb_hits_the_memory_limit() {
 }
 
 #[test]
-fn a_panic_in_manifest_is_a_trap() {
+pub(super) fn a_panic_in_manifest_is_a_trap() {
     let (reason, text) = load_err("trap");
     assert!(
         matches!(
@@ -111,7 +111,7 @@ fn a_panic_in_manifest_is_a_trap() {
 }
 
 #[test]
-fn deep_recursion_overflows_the_guest_stack() {
+pub(super) fn deep_recursion_overflows_the_guest_stack() {
     let (reason, text) = load_err("deep-recursion");
     assert_eq!(
         reason,
@@ -125,7 +125,7 @@ fn deep_recursion_overflows_the_guest_stack() {
 }
 
 #[test]
-fn a_50_mib_manifest_is_refused_by_size() {
+pub(super) fn a_50_mib_manifest_is_refused_by_size() {
     let (reason, text) = load_err("huge-manifest");
     assert_eq!(
         reason,
@@ -141,7 +141,7 @@ fn a_50_mib_manifest_is_refused_by_size() {
 }
 
 #[test]
-fn a_plugin_printing_100_mib_still_loads() {
+pub(super) fn a_plugin_printing_100_mib_still_loads() {
     // The default 1 s deadline covers this on an idle machine; the test
     // allows more so a loaded CI machine does not turn it into a timeout.
     let host = PluginHost::new(HostConfig {
@@ -156,7 +156,7 @@ fn a_plugin_printing_100_mib_still_loads() {
 }
 
 #[test]
-fn an_import_outside_the_world_is_refused_naming_it() {
+pub(super) fn an_import_outside_the_world_is_refused_naming_it() {
     let (reason, text) = load_err("extra-import");
     assert_eq!(
         reason,
@@ -167,7 +167,7 @@ fn an_import_outside_the_world_is_refused_naming_it() {
 }
 
 #[test]
-fn another_contract_version_is_refused_naming_both() {
+pub(super) fn another_contract_version_is_refused_naming_both() {
     let (reason, text) = load_err("other-version");
     assert_eq!(
         reason,
@@ -222,7 +222,7 @@ fn probe_plugin(host: &PluginHost) -> LoadedPlugin {
 }
 
 #[test]
-fn a_custom_probe_reads_its_grant() {
+pub(super) fn a_custom_probe_reads_its_grant() {
     let tmp = tempfile::tempdir().unwrap();
     let app = install_folder(tmp.path());
     let host = host();
@@ -270,7 +270,7 @@ fn probe_err(server: &str) -> String {
 }
 
 #[test]
-fn a_probe_cannot_leave_its_grant() {
+pub(super) fn a_probe_cannot_leave_its_grant() {
     assert!(probe_err("escape-dotdot").contains("Denied("));
     assert!(probe_err("escape-absolute").contains("Denied("));
     #[cfg(unix)]
@@ -278,7 +278,7 @@ fn a_probe_cannot_leave_its_grant() {
 }
 
 #[test]
-fn a_probe_is_bounded_in_bytes_and_entries() {
+pub(super) fn a_probe_is_bounded_in_bytes_and_entries() {
     assert!(probe_err("read-huge").contains("TooLarge("));
     assert!(probe_err("list-huge").contains("TooLarge("));
 }
@@ -314,7 +314,7 @@ fn nothing_is_granted_outside_a_probe() {
 }
 
 #[test]
-fn an_infinite_loop_in_a_probe_hits_the_probe_deadline() {
+pub(super) fn an_infinite_loop_in_a_probe_hits_the_probe_deadline() {
     let tmp = tempfile::tempdir().unwrap();
     let app = install_folder(tmp.path());
     let host = host();
@@ -346,7 +346,7 @@ fn an_infinite_loop_in_a_probe_hits_the_probe_deadline() {
 }
 
 #[test]
-fn a_panic_in_a_probe_is_a_trap_and_the_plugin_probes_again() {
+pub(super) fn a_panic_in_a_probe_is_a_trap_and_the_plugin_probes_again() {
     let tmp = tempfile::tempdir().unwrap();
     let app = install_folder(tmp.path());
     let host = host();

@@ -249,7 +249,7 @@ fn check_errors(path: &Path) -> (Value, Vec<String>) {
 }
 
 #[test]
-fn the_same_mistakes_give_the_same_errors_from_python_rust_and_yaml() {
+pub(super) fn the_same_mistakes_give_the_same_errors_from_python_rust_and_yaml() {
     let component = plugins_dir()
         .parent()
         .unwrap()

@@ -4,9 +4,7 @@
 //! connect's, tested in `mcp_http_transports.rs`.
 #![cfg(unix)]
 
-mod resolver_common;
-
-use resolver_common::*;
+use crate::common::*;
 use std::process::{Command, Stdio};
 use wasmgate::declaration::{AppDef, Liveness, OsFamily};
 use wasmgate::platform::{Platform, RealPlatform};
@@ -15,7 +13,7 @@ use wasmgate::resolver::liveness::{Check, read_server_json};
 const SECRET: &str = "s3cr3t-PLANTED-token-9f8e7d";
 
 fn live_app(path: &str, endpoint_path: &str) -> AppDef {
-    let mut a = exe_app(OsFamily::Linux, vec![resolver_common::path("/opt/x")]);
+    let mut a = exe_app(OsFamily::Linux, vec![crate::common::path("/opt/x")]);
     a.liveness = Liveness::ServerJson {
         path: path.into(),
         pid_key: "pid".into(),
