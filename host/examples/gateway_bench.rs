@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
-use wasmgate::host::{Host, HostOptions};
+use wasmgate::{Host, HostOptions};
 
 /// Sequential calls measured for latency (`--serial N`), after `WARMUP`
 /// untimed ones.

@@ -21,7 +21,7 @@ mod timing;
 use timing::time;
 
 use std::time::Duration;
-use wasmgate::availability::availability;
+use wasmgate::availability;
 use wasmgate::manifest::load_plugin_yaml;
 use wasmgate::{OsFamily, SimulatedHost};
 

@@ -31,8 +31,8 @@ use std::time::{Duration, Instant};
 
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
-use wasmgate::manifest::server::{ServerSpec, Transport};
-use wasmgate::mcp::McpClient;
+use wasmgate::McpClient;
+use wasmgate::{ServerSpec, Transport};
 
 /// A folder that does not exist: the server answers with a tool error
 /// without running git.

@@ -32,8 +32,8 @@ mod timing;
 use timing::time;
 
 use std::time::{Duration, Instant};
-use wasmgate::declaration::OsFamily;
-use wasmgate::plugin::{CacheOutcome, HostConfig, LoadedPlugin, PluginHost, ProbeGrant};
+use wasmgate::OsFamily;
+use wasmgate::{CacheOutcome, HostConfig, LoadedPlugin, PluginHost, ProbeGrant};
 
 const PLUGINS: &[&str] = &["git", "blender", "gpu-render", "versionfile"];
 
@@ -112,10 +112,17 @@ fn main() -> anyhow::Result<()> {
     })?;
 
     println!("## Per plugin (median of runs; min in brackets)\n");
+    // The pooling instance allocator (`HostConfig::instance_pool`), for the
+    // instantiate column beside the default on-demand one.
+    let pooled_host = PluginHost::new(HostConfig {
+        cache_dir: Some(cache.clone()),
+        instance_pool: Some(16),
+        ..HostConfig::default()
+    })?;
     println!(
-        "| plugin | .wasm KiB | cold load (compile) ms | cached load µs | cold/cached | instantiate µs | manifest() µs |"
+        "| plugin | .wasm KiB | cold load (compile) ms | cached load µs | cold/cached | instantiate µs | instantiate, pooling µs | manifest() µs |"
     );
-    println!("|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|");
     let mut loaded: Vec<LoadedPlugin> = Vec::new();
     for name in PLUGINS {
         let file = component(name);
@@ -132,9 +139,11 @@ fn main() -> anyhow::Result<()> {
         });
         let p = host.load_file(&file, &dir).unwrap();
         let (inst, inst_min) = time(2000, || host.instantiate(&p).unwrap());
+        let pooled = pooled_host.load_file(&file, &dir).unwrap();
+        let (pool, pool_min) = time(2000, || pooled_host.instantiate(&pooled).unwrap());
         let (man, man_min) = time(2000, || host.manifest_size(&p).unwrap());
         println!(
-            "| {name} | {} | {} [{}] | {} [{}] | {:.0}× | {} [{}] | {} [{}] |",
+            "| {name} | {} | {} [{}] | {} [{}] | {:.0}× | {} [{}] | {} [{}] | {} [{}] |",
             size / 1024,
             ms(cold),
             ms(cold_min),
@@ -143,6 +152,8 @@ fn main() -> anyhow::Result<()> {
             cold.as_secs_f64() / cached.as_secs_f64(),
             us(inst),
             us(inst_min),
+            us(pool),
+            us(pool_min),
             us(man),
             us(man_min),
         );
@@ -349,9 +360,9 @@ fn python(cache: &Path) -> anyhow::Result<()> {
 /// (identities unchanged, nothing read); then `Host::load` of the example
 /// plugins with development mode against an approved lock.
 fn trust_check(cache: &Path) -> anyhow::Result<()> {
-    use wasmgate::host::{Host, HostOptions};
-    use wasmgate::trust::TrustPolicy;
+    use wasmgate::TrustPolicy;
     use wasmgate::trust::digest::{Unit, digest, forget_seen};
+    use wasmgate::{Host, HostOptions};
     println!("\n## Integrity check of the plugin lock\n");
     println!("| plugin folder | files | KiB hashed | first hash ms | cached check µs [min] |");
     println!("|---|---|---|---|---|");
@@ -417,9 +428,7 @@ fn trust_check(cache: &Path) -> anyhow::Result<()> {
     dev.sort();
     locked.sort();
     diff.sort_by(f64::total_cmp);
-    let (open, open_min) = time(200, || {
-        wasmgate::trust::TrustStore::open(Some(lock.clone()))
-    });
+    let (open, open_min) = time(200, || wasmgate::TrustStore::open(Some(lock.clone())));
     let per_pair = diff[diff.len() / 2];
     println!(
         "\nHost::load of the {n} example plugins (compile cache warm), 200 interleaved pairs: \

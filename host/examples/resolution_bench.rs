@@ -18,10 +18,10 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::Instant;
-use wasmgate::availability::{State, availability};
 use wasmgate::declaration::*;
-use wasmgate::platform::{Platform, RealPlatform, SimulatedHost};
 use wasmgate::resolver::locate;
+use wasmgate::{Platform, RealPlatform, SimulatedHost};
+use wasmgate::{State, availability};
 
 const N: usize = 1000;
 const ROUNDS: usize = 20;

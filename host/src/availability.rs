@@ -223,10 +223,6 @@ pub enum ServerStatus {
     },
     /// `unsupported_gpu`, with the required vendor.
     UnsupportedGpu(Option<GpuVendor>),
-    /// `server_json` liveness: the application is not running.
-    AppNotRunning,
-    /// `server_json` liveness: it runs but its local endpoint is unusable.
-    EndpointUnavailable,
 }
 
 impl ServerStatus {
@@ -241,18 +237,6 @@ impl ServerStatus {
             }),
             State::UnsupportedGpu => Some(ServerStatus::UnsupportedGpu(decl.requires.gpu)),
             State::Available | State::NoRequirements | State::InstalledNotRunning => None,
-        }
-    }
-
-    /// The status name (`missing_app`, `version_too_old`, `unsupported_gpu`,
-    /// `app_not_running`, `endpoint_unavailable`).
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            ServerStatus::MissingApp => "missing_app",
-            ServerStatus::VersionTooOld { .. } => "version_too_old",
-            ServerStatus::UnsupportedGpu(_) => "unsupported_gpu",
-            ServerStatus::AppNotRunning => "app_not_running",
-            ServerStatus::EndpointUnavailable => "endpoint_unavailable",
         }
     }
 
@@ -290,12 +274,6 @@ impl ServerStatus {
                     "{app} needs {gpu}; none was found on this machine. Use {app} on a machine with {gpu}."
                 )
             }
-            ServerStatus::AppNotRunning => {
-                format!("{app} is not running. Start {app}, then try again.")
-            }
-            ServerStatus::EndpointUnavailable => format!(
-                "{app}'s local endpoint is unavailable. Open {app} and enable its local connection, then try again."
-            ),
         }
     }
 }

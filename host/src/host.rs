@@ -978,7 +978,7 @@ pub struct HostStatus {
 pub struct TrustLine {
     /// Development mode (`--dev` / `WASMGATE_DEV=1`): plugins run unpinned.
     pub dev: bool,
-    /// [`trust::DEV_NOTICE`] in development mode.
+    /// `trust::DEV_NOTICE` in development mode.
     pub notice: Option<&'static str>,
     /// The lock file enforced (`null` in development mode or without a
     /// user config dir).

@@ -1,5 +1,5 @@
 //! The `wasmgate` command line; see `wasmgate --help`.
 
 fn main() -> std::process::ExitCode {
-    wasmgate::cli::main()
+    wasmgate::run_cli()
 }

@@ -46,7 +46,9 @@ fn plain_name(server: &str, tool: &str) -> String {
 
 /// The hashed form: the first 55 characters of the plain name, `_`, and the
 /// first 8 hex digits of SHA-256(`<server>/<tool>`). At most 64 characters;
-/// unique per (server, tool).
+/// unique per (server, tool). The client mints with an agent's budget
+/// ([`hashed_name_within`]); this 64-character form is for tests.
+#[cfg(any(test, feature = "internals"))]
 pub fn hashed_name(server: &str, tool: &str) -> String {
     hashed_name_within(server, tool, MAX_TOOL_NAME)
 }
@@ -158,8 +160,11 @@ pub struct Minted {
 /// Names every `(server, tool)` pair, given in configured server order and
 /// the server's own tool order. The first pair to want a name keeps it; a
 /// later one gets the hashed form and a [`Collision`] is recorded. Exact
-/// duplicates (the same server listing a tool twice) are kept once.
-pub fn mint_all<'a>(
+/// duplicates (the same server listing a tool twice) are kept once. The
+/// client always mints with the reserved namespaces and the agents' budget
+/// ([`mint_all_reserving_within`]); this form is for the rule's unit tests.
+#[cfg(test)]
+fn mint_all<'a>(
     pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
 ) -> (Vec<Minted>, Vec<Collision>) {
     mint_all_reserving(pairs.into_iter().map(|(s, t)| (s, t, false)), &[])
@@ -183,7 +188,8 @@ pub fn reserved_owner<'r>(reserved: &'r [String], server: &str, tool: &str) -> O
 /// namespace ([`reserved_owner`]) never gets its plain name: it gets the
 /// hashed form, and a [`Collision`] with `reserved: true` names the config
 /// server. Everything else is as in [`mint_all`].
-pub fn mint_all_reserving<'a>(
+#[cfg(test)]
+fn mint_all_reserving<'a>(
     pairs: impl IntoIterator<Item = (&'a str, &'a str, bool)>,
     reserved: &[String],
 ) -> (Vec<Minted>, Vec<Collision>) {

@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use wasmgate::manifest::server::{ServerSpec, Transport};
-use wasmgate::mcp::{ClientOptions, ConnectionState, McpClient, ReconnectPolicy};
+use wasmgate::{ClientOptions, ConnectionState, McpClient, ReconnectPolicy};
+use wasmgate::{ServerSpec, Transport};
 
 fn server_py() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/edges_mcp_server.py")

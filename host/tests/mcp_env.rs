@@ -8,8 +8,8 @@ use common::git_server_bin;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use wasmgate::manifest::server::{ServerSpec, Transport};
-use wasmgate::mcp::{ConnectionState, McpClient};
+use wasmgate::{ConnectionState, McpClient};
+use wasmgate::{ServerSpec, Transport};
 
 #[tokio::test]
 async fn stdio_child_sees_only_baseline_env_passthrough_and_its_own_env() {

@@ -18,9 +18,9 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::{Proc, capture_logs, git_server_bin, http_git_server, interop_python, wait_for_file};
-use wasmgate::host::{Host, HostOptions};
-use wasmgate::manifest::server::{ServerSpec, Transport};
-use wasmgate::mcp::{ClientOptions, McpClient, ReconnectPolicy};
+use wasmgate::{ClientOptions, McpClient, ReconnectPolicy};
+use wasmgate::{Host, HostOptions};
+use wasmgate::{ServerSpec, Transport};
 
 /// The application's token (unusual shape, so only a literal match finds it).
 const APP_TOKEN: &str = "appTok-9f8e7d6c5b4a39281706";

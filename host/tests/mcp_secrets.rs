@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use wasmgate::manifest::server::{ServerSpec, Transport};
-use wasmgate::mcp::McpClient;
+use wasmgate::McpClient;
+use wasmgate::{ServerSpec, Transport};
 
 mod common;
 

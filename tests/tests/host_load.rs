@@ -1,9 +1,9 @@
-//! The library path end to end: `wasmgate::host::Host` over plugin folders
+//! The library path end to end: `wasmgate::Host` over plugin folders
 //! and a config file, with real MCP server processes.
 
 use std::path::Path;
-use wasmgate::host::{Host, HostOptions};
-use wasmgate::trust::TrustPolicy;
+use wasmgate::TrustPolicy;
+use wasmgate::{Host, HostOptions};
 use wasmgate_conformance::plugins_dir;
 
 fn git_server() -> String {

@@ -5,7 +5,7 @@
 
 #![cfg(target_os = "linux")]
 
-use wasmgate::plugin::{CallFailure, HostConfig, LoadFailure, PluginHost};
+use wasmgate::{CallFailure, HostConfig, LoadFailure, PluginHost};
 use wasmgate_conformance::hostile_plugin;
 
 /// Resident set size of this process in bytes (`/proc/self/statm`, field 2, pages).

@@ -18,10 +18,10 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
-use wasmgate::declaration::OsFamily;
+use wasmgate::OsFamily;
+use wasmgate::SimulatedHost;
 use wasmgate::fixtures::{pe_with_version, plist_with_version};
-use wasmgate::platform::SimulatedHost;
-use wasmgate::plugin::{CacheOutcome, CallFailure, HostConfig, LoadFailure, PluginHost};
+use wasmgate::{CacheOutcome, CallFailure, HostConfig, LoadFailure, PluginHost};
 use wasmgate_conformance::{plugins_dir, wasmgate_bin, wasmgate_dev, workspace_root};
 
 fn inkscape() -> PathBuf {
@@ -289,7 +289,7 @@ fn the_default_caps_hold_the_python_component() {
             &p,
             "inkscape",
             OsFamily::Linux,
-            wasmgate::plugin::ProbeGrant::open(app.path()).unwrap(),
+            wasmgate::ProbeGrant::open(app.path()).unwrap(),
         )
         .unwrap();
     assert_eq!(v.as_deref(), Some("1.3"));

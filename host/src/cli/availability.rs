@@ -42,16 +42,9 @@ pub struct ServerAvailability {
     pub message: Option<String>,
 }
 
-/// Evaluates each `(server name, declaration)` on `platform`, in order.
-pub fn evaluate_servers(
-    servers: &[(String, Declaration)],
-    platform: &dyn Platform,
-) -> Vec<ServerAvailability> {
-    evaluate_servers_with(servers, platform, None)
-}
-
-/// [`evaluate_servers`] with the component whose `probe_version` reads
-/// `version.kind: custom` (as `status` does). A probe that fails is told on
+/// Evaluates each `(server name, declaration)` on `platform`, in order,
+/// with the component whose `probe_version` reads `version.kind: custom`
+/// (as `status` does). A probe that fails is told on
 /// stderr and reads as no version, as in `status`.
 pub fn evaluate_servers_with(
     servers: &[(String, Declaration)],
@@ -125,20 +118,9 @@ pub fn open_platform(host_dir: Option<&Path>) -> Result<Box<dyn Platform>, Strin
 /// writes to `out` / `err`; returns the exit code. `load_errors` are the
 /// manifest's errors (`<where>: <field path> …`): when any, they are printed
 /// and the exit code is 1 without evaluating.
-pub fn run_availability_for(
-    servers: &[(String, Declaration)],
-    load_errors: &[String],
-    host_dir: Option<&Path>,
-    json: bool,
-    out: &mut dyn Write,
-    err: &mut dyn Write,
-) -> i32 {
-    run_availability_of(servers, load_errors, host_dir, None, json, out, err)
-}
-
-/// [`run_availability_for`] for the servers of the component at
-/// `component` (when given): a server whose declaration reads its version
-/// with `custom` gets the component's `probe_version`, as in `status`.
+/// With `component` (the `.wasm` file the declarations came from), a server
+/// whose declaration reads its version with `custom` gets the component's
+/// `probe_version`, as in `status`.
 pub fn run_availability_of(
     servers: &[(String, Declaration)],
     load_errors: &[String],
@@ -273,22 +255,4 @@ pub fn run_availability(plugin_path: &Path, host_dir: Option<&Path>, json: bool)
         &mut std::io::stdout().lock(),
         &mut stderr,
     )
-}
-
-/// The machine facts `wasmgate status` prints: the OS family evaluated and
-/// `gpu_class()` (`docs/declarations.md` §5).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct MachineStatus {
-    /// `win32`, `darwin` or `linux`.
-    pub os: String,
-    /// `nvidia`, `amd`, `intel`, `apple_silicon`, `none` or `unknown`.
-    pub gpu_class: String,
-}
-
-/// The facts of `platform` (the GPU class from its cache).
-pub fn machine_status(platform: &dyn Platform) -> MachineStatus {
-    MachineStatus {
-        os: platform.os_family().as_str().to_string(),
-        gpu_class: crate::platform::gpu_class(platform).as_str().to_string(),
-    }
 }

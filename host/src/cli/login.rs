@@ -21,7 +21,7 @@ pub struct LoginArgs {
     pub device: bool,
     /// Seconds to wait for the browser's redirect or the device approval
     /// (default 300).
-    #[arg(long, value_name = "SECONDS", default_value_t = 300)]
+    #[arg(long, value_name = "SECONDS", default_value_t = crate::mcp::oauth::login::DEFAULT_LOGIN_WAIT.as_secs())]
     pub wait: u64,
 }
 

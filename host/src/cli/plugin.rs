@@ -260,6 +260,18 @@ async fn approve_loaded(
         ));
     }
     check_signature(options, name, &rec.file)?;
+    // The refusal sentence of each server this machine cannot offer
+    // (docs/declarations.md §6.3): the plugin is installed all the same,
+    // and `status` tells when that changes.
+    let unavailable: Vec<String> = rec
+        .servers
+        .iter()
+        .filter_map(|server| {
+            let decl = host.registry().lookup(server)?;
+            let a = host.server(server)?.availability.as_ref()?;
+            crate::availability::install_refusal(name, &decl, a)
+        })
+        .collect();
     let previous = rec.trust.state;
     host.approve(name)?;
     host.shutdown().await;
@@ -313,6 +325,14 @@ async fn approve_loaded(
         esc(&rec.version),
         entry.sha256
     ));
+    if fresh_install {
+        for sentence in &unavailable {
+            o.push_str(&format!(
+                "{} Its tools are offered once it is (`wasmgate status` tells).\n",
+                esc(sentence)
+            ));
+        }
+    }
     print!("{o}");
     Ok(())
 }

@@ -66,6 +66,7 @@ pub fn location_kind_by_name(name: &str) -> Option<&'static LocationKindSpec> {
 }
 
 /// The row of `kind`; `None` for [`LocationKind::Path`].
+#[cfg(any(test, feature = "internals"))]
 pub fn location_kind_spec(kind: LocationKind) -> Option<&'static LocationKindSpec> {
     LOCATION_KINDS.iter().find(|k| k.kind == kind)
 }

@@ -7,7 +7,8 @@ pub mod parse;
 pub mod registry;
 pub mod value;
 
-pub use kinds::{LOCATION_KINDS, LocationKindSpec};
 pub use model::*;
-pub use parse::{DeclarationError, ParseOptions, parse_declaration, render_declaration};
+pub use parse::{DeclarationError, ParseOptions, parse_declaration};
+#[cfg(any(test, feature = "internals"))]
+pub use parse::render_declaration;
 pub use registry::Registry;

@@ -82,7 +82,7 @@ impl Presence {
 }
 
 /// The kind of one location entry. `Path` is a plain string location; the
-/// others are the location kinds of [`super::kinds::LOCATION_KINDS`].
+/// others are the location kinds of `super::kinds::LOCATION_KINDS`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LocationKind {

@@ -37,7 +37,7 @@ pub struct DeclarationError {
     /// What is wrong, with a hint where one helps.
     pub message: String,
     /// The offending value as shown after the path (quoted, escaped, cut;
-    /// [`super::value::echo_at`]), when there is one to show.
+    /// `super::value::echo_at`), when there is one to show.
     pub value: Option<String>,
 }
 
@@ -784,6 +784,9 @@ pub fn is_min_version(s: &str) -> bool {
 // Rendering back to the source schema
 // ---------------------------------------------------------------------------
 
+// Rendering back into the source schema serves the parser's round-trip
+// tests only; `wasmgate check` prints the serde form of the model.
+#[cfg(any(test, feature = "internals"))]
 fn s(v: &str) -> Value {
     Value::String(v.to_string())
 }
@@ -791,6 +794,7 @@ fn s(v: &str) -> Value {
 /// Renders a declaration back into the source schema (`app:` and `requires:`
 /// blocks as written in a `plugin.yaml`). Parsing the result with the same
 /// server name gives the same [`Declaration`] (round-trip property).
+#[cfg(any(test, feature = "internals"))]
 pub fn render_declaration(decl: &Declaration) -> (Option<Value>, Value) {
     let app = decl.app.as_ref().map(|defs| {
         let mut m = Mapping::new();
@@ -810,6 +814,7 @@ pub fn render_declaration(decl: &Declaration) -> (Option<Value>, Value) {
     (app, Value::Mapping(r))
 }
 
+#[cfg(any(test, feature = "internals"))]
 fn render_app_def(d: &AppDef) -> Value {
     let mut m = Mapping::new();
     m.insert(s("presence"), s(d.presence.as_str()));

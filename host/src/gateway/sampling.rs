@@ -2,7 +2,7 @@
 //! MCP server asks wasmgate's client for `sampling/createMessage`; the
 //! client applies that server's sampling policy (rate limit, model choice,
 //! `allowed_models`, token cap, timeout, tool rounds, audit metrics —
-//! [`crate::mcp::sampling`]) and hands the admitted request to the
+//! `crate::mcp::sampling`) and hands the admitted request to the
 //! [`ForwardToClient`] provider, which asks the gateway's own MCP client
 //! (the agent) and returns its answer.
 //!
@@ -31,7 +31,7 @@
 //! Elicitation (`elicitation/create`) takes the same route: the session
 //! whose calls to that server are in flight, asked from the call's own
 //! handler, only when it declared elicitation (else the server gets an
-//! error saying so), bounded in size and time ([`crate::mcp::upstream`]).
+//! error saying so), bounded in size and time (`crate::mcp::upstream`).
 //! Without a sampling lane, calls of several sessions to one server may run
 //! side by side; an elicitation then cannot be tied to one of them and is
 //! refused. Log lines (`notifications/message`) follow the same rule and go

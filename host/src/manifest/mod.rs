@@ -14,15 +14,24 @@ pub mod sampling;
 pub mod schema;
 pub mod server;
 
-pub use files::{PluginFileError, read_plugin_file};
+pub use files::PluginFileError;
 pub use load::{
-    load_config, load_config_in, load_config_with, load_plugin_json, load_plugin_json_with,
-    load_plugin_yaml, load_plugin_yaml_with, manifest_file,
+    load_config, load_plugin_json, load_plugin_json_with, load_plugin_yaml, load_plugin_yaml_with,
+    manifest_file,
 };
-pub use plugins::{PluginSettings, PluginsConfig, plugins_from_value};
-pub use sampling::{SamplingLogLevel, SamplingPolicy};
+// Reached through these paths by the rule tests only.
+#[cfg(any(test, feature = "internals"))]
+pub use load::{load_config_in, load_config_with};
+pub use plugins::PluginsConfig;
+#[cfg(any(test, feature = "internals"))]
+pub use plugins::plugins_from_value;
+pub use sampling::SamplingPolicy;
+#[cfg(any(test, feature = "internals"))]
+pub use sampling::SamplingLogLevel;
 pub use schema::{
-    EnvAccess, Manifest, ManifestContext, ManifestError, ManifestResult, ServersResult,
-    SkillSource, manifest_from_value, merge_servers, server_from_value, servers_from_value,
+    Manifest, ManifestContext, ManifestError, ManifestResult, SkillSource, manifest_from_value,
+    merge_servers, servers_from_value,
 };
+#[cfg(any(test, feature = "internals"))]
+pub use schema::ServersResult;
 pub use server::{EnterpriseIdp, JwtAlgorithm, OAuthConfig, ServerSpec, ToolFilter, Transport};

@@ -195,9 +195,3 @@ pub fn manifest_out(m: &Manifest) -> ManifestOut<'_> {
         skills,
     }
 }
-
-/// A whole manifest as a JSON value (fields in schema order when serialized
-/// through [`manifest_out`] directly; this value is for programs).
-pub fn manifest_json(m: &Manifest) -> serde_json::Value {
-    serde_json::to_value(manifest_out(m)).unwrap_or(serde_json::Value::Null)
-}

@@ -121,6 +121,7 @@ impl ManifestContext {
     }
 
     /// Replaces the interpolation environment (tests, simulated hosts).
+    #[cfg(any(test, feature = "internals"))]
     pub fn with_env<I, K, V>(mut self, env: I) -> ManifestContext
     where
         I: IntoIterator<Item = (K, V)>,
@@ -153,7 +154,7 @@ pub struct ManifestError {
     /// What is wrong.
     pub message: String,
     /// The offending value as shown after the path (quoted, escaped, cut;
-    /// [`crate::declaration::value::echo_at`]), when there is one to show.
+    /// `crate::declaration::value::echo_at`), when there is one to show.
     pub value: Option<String>,
 }
 
@@ -250,6 +251,7 @@ pub struct ManifestResult {
 
 impl ManifestResult {
     /// Valid without any error.
+    #[cfg(any(test, feature = "internals"))]
     pub fn is_ok(&self) -> bool {
         self.manifest.is_some() && self.errors.is_empty()
     }
@@ -1503,19 +1505,6 @@ fn interpolated_secrets(m: &Mapping, ctx: &ManifestContext, transport: &Transpor
         }
     }
     out
-}
-
-/// Replaces `${VAR}`, `${env:VAR}` and `${VAR:-default}` with values from
-/// `env` (`docs/mcp-client.md` §1).
-/// An unset variable is left as written and reported through `unset`.
-pub fn interpolate(s: &str, env: &BTreeMap<String, String>, mut unset: impl FnMut(&str)) -> String {
-    expand(s, |var, has_default| {
-        let v = env.get(var).cloned();
-        if v.is_none() && !has_default {
-            unset(var);
-        }
-        v
-    })
 }
 
 /// Replaces each `${VAR}` / `${env:VAR}` with `value(VAR, has_default)`;

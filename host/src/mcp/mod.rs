@@ -70,8 +70,12 @@ pub const MAX_TOOLS_BYTES_PER_SERVER: usize = 16 * 1024 * 1024;
 /// helper it started may keep its stdout open, so no end of stream comes).
 const CHILD_WATCH: Duration = Duration::from_millis(100);
 pub(crate) use call::CancelOnDrop;
+// The bounds' constants, for the tests that push past them.
+#[cfg(any(test, feature = "internals"))]
 pub use handler::LOG_NOTIFICATIONS_PER_SECOND;
-pub use line_transport::{MAX_CONTENT_BLOCKS, MAX_TOOLS_PAGE_BYTES};
+pub use line_transport::MAX_CONTENT_BLOCKS;
+#[cfg(any(test, feature = "internals"))]
+pub use line_transport::MAX_TOOLS_PAGE_BYTES;
 
 /// The troubleshooting line when there is nothing to connect.
 pub const NO_SERVERS_CONFIGURED: &str = "no MCP servers configured: add an entry under `mcp_servers` in the config file, or load a plugin that brings one";
@@ -120,7 +124,7 @@ impl McpClient {
     }
 
     /// Keeps the tool namespaces of these config server names from plugin
-    /// servers ([`naming::mint_all_reserving`](crate::naming::mint_all_reserving)), whether those servers are
+    /// servers (`naming::mint_all_reserving_within`), whether those servers are
     /// connected, listed in a later [`McpClient::connect_all`] or not (a
     /// `call` connects only some; an invalid entry still owns its name).
     /// Replaces the previous list; the next read re-mints.
@@ -400,7 +404,7 @@ impl McpClient {
 
     /// [`McpClient::call`], with the server's `notifications/progress` for
     /// this call (and only this call) handed to `progress` while it runs
-    /// ([`upstream`]). `progress` is called as the session's transport is
+    /// (`upstream`). `progress` is called as the session's transport is
     /// read: it must queue, never block.
     pub async fn call_with(
         &self,

@@ -99,11 +99,11 @@ pub struct ClientOptions {
     /// [`ConnectError::AppNotRunning`](super::ConnectError::AppNotRunning).
     pub app_endpoints: Option<Arc<dyn crate::endpoint::AppEndpointSource>>,
     /// The longest registered tool name (`serve --name-budget`,
-    /// [`naming::agent_name_budget`](crate::naming::agent_name_budget)); `None` = [`naming::MAX_TOOL_NAME`](crate::naming::MAX_TOOL_NAME).
+    /// `naming::agent_name_budget`); `None` = `naming::MAX_TOOL_NAME`.
     pub name_budget: Option<usize>,
     /// Where servers' progress, log lines, resource updates and
     /// elicitation requests go besides wasmgate's log (the gateway's
-    /// clients, [`upstream`](super::upstream)); `None` = the elicitation
+    /// clients, `upstream`); `None` = the elicitation
     /// capability is not declared.
     pub upstream: Option<Arc<dyn super::upstream::UpstreamSink>>,
 }
@@ -184,7 +184,7 @@ pub struct DiscoveryReport {
     pub reconnecting: Vec<String>,
     /// Offered tools after the pass.
     pub tool_count: usize,
-    /// Set when the list was empty: [`NO_SERVERS_CONFIGURED`](super::NO_SERVERS_CONFIGURED) from the
+    /// Set when the list was empty: `NO_SERVERS_CONFIGURED` from the
     /// client; `Host` words it for its case (plugins held back by trust
     /// name themselves and the command that approves them).
     pub warning: Option<String>,

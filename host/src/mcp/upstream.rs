@@ -57,14 +57,14 @@ pub type ElicitFuture<'a> =
 /// Where a server's messages that are not answers go (the gateway's clients).
 pub trait UpstreamSink: Send + Sync {
     /// A log line of `server` (its data already redacted and bounded to
-    /// [`MAX_FORWARDED_LOG_BYTES`]). Called while the session's transport is
+    /// `MAX_FORWARDED_LOG_BYTES`). Called while the session's transport is
     /// read, in the server's order: it must not block.
     fn log(&self, server: &str, params: LoggingMessageNotificationParam);
     /// `server` says the resource `uri` changed.
     fn resource_updated(&self, server: &str, uri: &str);
     /// `server` asks the user for input (`elicitation/create`, its params as
-    /// JSON, at most [`MAX_ELICITATION_BYTES`]). The answer is bounded by
-    /// the caller ([`ELICITATION_TIMEOUT`], [`MAX_ELICITATION_BYTES`]).
+    /// JSON, at most `MAX_ELICITATION_BYTES`). The answer is bounded by
+    /// the caller (`ELICITATION_TIMEOUT`, `MAX_ELICITATION_BYTES`).
     fn elicit(&self, server: &str, params: serde_json::Value) -> ElicitFuture<'_>;
 }
 

@@ -59,8 +59,8 @@ impl fmt::Display for GpuClass {
     }
 }
 
-/// The cached result of [`gpu_class`] for one platform. GPU facts are read
-/// once; [`refresh_gpu_class`] reads them again (e.g. after an eGPU is plugged in).
+/// The cached result of `gpu_class` for one platform. GPU facts are read
+/// once; `refresh_gpu_class` reads them again (e.g. after an eGPU is plugged in).
 #[derive(Debug, Default)]
 pub struct GpuCache(Mutex<Option<GpuClass>>);
 

@@ -21,7 +21,9 @@ mod gpu;
 mod real;
 mod simulated;
 
-pub use gpu::{GpuCache, GpuClass, classify_vendor_ids, gpu_class, refresh_gpu_class};
+pub use gpu::{GpuCache, GpuClass, gpu_class};
+#[cfg(any(test, feature = "internals"))]
+pub use gpu::refresh_gpu_class;
 pub use real::RealPlatform;
 pub use simulated::{SimulatedHost, SimulatedHostBuilder, SimulatedHostError};
 
@@ -192,7 +194,7 @@ pub trait Platform: Send + Sync {
     /// File-system calls made so far through this platform.
     fn fs_calls(&self) -> u64;
 
-    /// The cache behind [`gpu_class`] for this platform.
+    /// The cache behind `gpu_class` for this platform.
     fn gpu_cache(&self) -> &GpuCache;
 
     /// The folder at `path` opened as a cap-std [`cap_std::fs::Dir`], to

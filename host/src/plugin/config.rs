@@ -47,6 +47,15 @@ pub struct HostConfig {
     /// the file stem only; a probe matches the name first, then the stem.
     /// Default: none.
     pub overrides: BTreeMap<String, PluginLimits>,
+    /// Guest instances that may be live at once when wasmtime's pooling
+    /// instance allocator is used; `None` (the default) allocates each
+    /// call's memories and tables on demand. `Some(n)` reserves, when the
+    /// host starts, address space for `n` instances whose memories may
+    /// grow to the largest memory limit of this config and its overrides
+    /// (about 4 GiB of virtual address space per memory slot, little of
+    /// it resident); a call made while all `n` are in use fails
+    /// instantiating. Measured in `docs/performance.md`, "Plugin loading".
+    pub instance_pool: Option<u32>,
 }
 
 /// Limits that may be set per plugin ([`HostConfig::overrides`]); `None`
@@ -123,6 +132,7 @@ impl Default for HostConfig {
             max_manifest_bytes: 4 << 20,
             cache_dir: None,
             overrides: BTreeMap::new(),
+            instance_pool: None,
         }
     }
 }

@@ -103,7 +103,7 @@ impl PluginHost {
     /// import, and starts the epoch ticker. Errors: [`HostError::Engine`]
     /// (engine or linker setup), [`HostError::Ticker`].
     pub fn new(config: HostConfig) -> Result<PluginHost, HostError> {
-        let engine = engine::new_engine().map_err(HostError::engine)?;
+        let engine = engine::new_engine(&config).map_err(HostError::engine)?;
         let mut linker = Linker::<StoreState>::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(HostError::engine)?;
         contract::add_to_linker(&mut linker).map_err(HostError::engine)?;

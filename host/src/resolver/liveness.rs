@@ -151,7 +151,7 @@ pub fn read_server_json(app: &AppDef, platform: &dyn Platform) -> LivenessReport
 
 /// The [`AppEndpointSource`] the host gives its MCP client: each ask reads
 /// the declaration's `server_json` afresh on `platform`
-/// ([`read_server_json`]).
+/// (`read_server_json`).
 pub struct ServerJsonSource {
     platform: Arc<dyn Platform>,
 }

@@ -46,6 +46,7 @@ impl Resolution {
     }
 
     /// Whether any copy was found.
+    #[cfg(any(test, feature = "internals"))]
     pub fn found(&self) -> bool {
         self.candidates.iter().any(|c| c.present)
     }

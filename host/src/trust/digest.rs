@@ -70,7 +70,7 @@ pub struct Identity {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileRecord {
     /// Path relative to the plugin folder, `/`-separated (the file name for
-    /// a [`Unit::File`]).
+    /// a `Unit::File`).
     pub path: String,
     /// `file` or `link`.
     pub kind: String,
@@ -80,7 +80,7 @@ pub struct FileRecord {
     pub size: u64,
     /// The identity the hash was computed for (`None` off unix).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub identity: Option<Identity>,
+    pub(crate) identity: Option<Identity>,
 }
 
 /// A plugin's digest: its SHA-256 and the per-file records it came from.
@@ -384,6 +384,7 @@ fn identity(_meta: &std::fs::Metadata) -> Option<Identity> {
 
 /// Forgets the hashes remembered in this process (benchmarks measure a
 /// first load with it).
+#[cfg(any(test, feature = "internals"))]
 pub fn forget_seen() {
     *SEEN.lock().unwrap_or_else(|e| e.into_inner()) = None;
 }

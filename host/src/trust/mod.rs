@@ -40,7 +40,7 @@ pub enum TrustPolicy {
 }
 
 impl TrustPolicy {
-    /// [`TrustPolicy::Lock`] at [`lock::default_lock_path`] — the default
+    /// `TrustPolicy::Lock` at `lock::default_lock_path` — the default
     /// of [`crate::host::HostOptions::new`] and of the CLI.
     pub fn default_lock() -> TrustPolicy {
         TrustPolicy::Lock(lock::default_lock_path())
@@ -230,9 +230,9 @@ fn cut(s: &str) -> String {
 #[derive(Debug)]
 pub struct TrustStore {
     /// The lock file.
-    pub path: Option<PathBuf>,
+    pub(crate) path: Option<PathBuf>,
     /// The lock as read (and as updated by this process).
-    pub lock: Mutex<LockFile>,
+    pub(crate) lock: Mutex<LockFile>,
     /// SHA-256 of the lock file's bytes as read (a change swaps the
     /// gateway's host).
     pub read_sha256: String,
@@ -275,7 +275,7 @@ impl TrustStore {
     /// Applies `change` to the file (under its guard) and to this copy.
     /// Errors: the lock cannot be written (the change still holds in this
     /// process).
-    pub fn update(&self, change: impl Fn(&mut LockFile)) -> Result<(), String> {
+    pub(crate) fn update(&self, change: impl Fn(&mut LockFile)) -> Result<(), String> {
         change(&mut self.lock.lock().unwrap_or_else(|e| e.into_inner()));
         let Some(path) = &self.path else {
             return Err("no user config dir: the lock cannot be written".into());

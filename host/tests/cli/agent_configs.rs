@@ -712,7 +712,7 @@ fn setup_adds_one_entry_keeps_the_rest_and_undo_removes_exactly_it() {
 /// A development-mode host over a config in `dir` whose server `name` (as
 /// written in YAML) needs the absent command `wasmgate-test-no-such-app` on
 /// every OS; `more` is appended under `mcp_servers:`.
-fn host_with_missing_app(dir: &Path, name: &str, more: &str) -> wasmgate::host::Host {
+fn host_with_missing_app(dir: &Path, name: &str, more: &str) -> wasmgate::Host {
     let cfg = dir.join("config.yaml");
     let app =
         "{presence: executable, location: [{kind: command, name: wasmgate-test-no-such-app}]}";
@@ -723,10 +723,10 @@ fn host_with_missing_app(dir: &Path, name: &str, more: &str) -> wasmgate::host::
         ),
     )
     .unwrap();
-    let mut o = wasmgate::host::HostOptions::new();
+    let mut o = wasmgate::HostOptions::new();
     o.config = Some(cfg);
-    o.trust = wasmgate::trust::TrustPolicy::Dev;
-    wasmgate::host::Host::load(o).unwrap()
+    o.trust = wasmgate::TrustPolicy::Dev;
+    wasmgate::Host::load(o).unwrap()
 }
 
 #[test]

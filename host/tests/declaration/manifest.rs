@@ -6,12 +6,12 @@ use proptest::prelude::*;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use wasmgate::cli::check::{EXIT_INVALID, EXIT_USAGE, EXIT_VALID, report, run_check};
-use wasmgate::declaration::{OsFamily, Registry, VersionKind};
 use wasmgate::manifest::load::{MAX_MANIFEST_BYTES, MAX_SKILL_BYTES};
 use wasmgate::manifest::{
     ManifestContext, ManifestResult, SamplingLogLevel, SkillSource, Transport, load_config,
     load_plugin_json, load_plugin_yaml, manifest_from_value, merge_servers,
 };
+use wasmgate::{OsFamily, Registry, VersionKind};
 use yaml_serde::Value;
 
 fn ctx() -> ManifestContext {
@@ -718,7 +718,7 @@ fn plugin_json_envelope_rules() {
     assert!(r.errors.is_empty(), "{:?}", errors(&r));
     let d = r.manifest.unwrap().servers[0].declaration.clone().unwrap();
     match &d.app_for(OsFamily::Linux).unwrap().liveness {
-        wasmgate::declaration::Liveness::ServerJson {
+        wasmgate::Liveness::ServerJson {
             path,
             token_key,
             endpoint_path,

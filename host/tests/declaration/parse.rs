@@ -1214,10 +1214,7 @@ fn rendered_declarations_parse_to_themselves() {
     assert_eq!(d.app.as_ref().unwrap().len(), 3);
     assert!(d.requires_app());
     assert_eq!(d.min_version(), Some("2.3"));
-    assert_eq!(
-        d.required_gpu(),
-        Some(wasmgate::declaration::GpuVendor::Nvidia)
-    );
+    assert_eq!(d.required_gpu(), Some(wasmgate::GpuVendor::Nvidia));
     round_trip(&d, ParseOptions::default());
     for (id, doc, expect, opts) in rows() {
         if matches!(expect, Expect::Ok) {
@@ -1556,9 +1553,7 @@ fn check_case(case: &Value) -> Result<(), String> {
 }
 
 /// An `AppDef` in the field names the cases file uses (`declared`).
-fn app_def_fields(
-    d: &wasmgate::declaration::AppDef,
-) -> std::collections::BTreeMap<&'static str, Value> {
+fn app_def_fields(d: &wasmgate::AppDef) -> std::collections::BTreeMap<&'static str, Value> {
     let s = |v: &str| Value::String(v.to_string());
     let (lk, lp, pk, uk, tk, ep) = match &d.liveness {
         Liveness::None => ("none", "", "pid", "http", "token", "/mcp"),

@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
-use wasmgate::manifest::server::{ServerSpec, Transport};
 use wasmgate::mcp::{ConnectionState, McpClient, NO_SERVERS_CONFIGURED};
+use wasmgate::{ServerSpec, Transport};
 
 fn stdio(name: &str, command: &str, args: &[&str]) -> ServerSpec {
     ServerSpec {
@@ -360,14 +360,14 @@ async fn a_call_that_hangs_times_out_and_the_session_stays_usable() {
     assert!(fast.text().contains("main"), "{}", fast.text());
     for slow in [slow1, slow2] {
         match slow.await.unwrap() {
-            Err(wasmgate::mcp::CallError::Timeout { seconds, tool, .. }) => {
+            Err(wasmgate::CallError::Timeout { seconds, tool, .. }) => {
                 assert_eq!(seconds, 0.7);
                 assert_eq!(tool, "status");
             }
             other => panic!("expected a timeout, got {other:?}"),
         }
     }
-    let e = wasmgate::mcp::CallError::Timeout {
+    let e = wasmgate::CallError::Timeout {
         server: "slowgit".into(),
         tool: "status".into(),
         seconds: 0.7,
@@ -444,8 +444,8 @@ async fn a_server_that_dies_mid_call_fails_the_call_not_the_host() {
         &path,
     );
     let healthy = stdio("git", git_server_bin().to_str().unwrap(), &[]);
-    let client = McpClient::with_options(wasmgate::mcp::ClientOptions {
-        reconnect: wasmgate::mcp::ReconnectPolicy {
+    let client = McpClient::with_options(wasmgate::ClientOptions {
+        reconnect: wasmgate::ReconnectPolicy {
             attempts: 0,
             probe_interval: None,
             ..Default::default()
@@ -457,10 +457,7 @@ async fn a_server_that_dies_mid_call_fails_the_call_not_the_host() {
         .call("mcp_dyinggit_log", serde_json::json!({}))
         .await
         .expect_err("the server died during the call");
-    assert!(
-        matches!(e, wasmgate::mcp::CallError::Failed { .. }),
-        "{e:?}"
-    );
+    assert!(matches!(e, wasmgate::CallError::Failed { .. }), "{e:?}");
     // The lost session is noticed: failed, tools hidden, the error says why.
     for _ in 0..200 {
         if client.status()[0].state == ConnectionState::Failed {

@@ -10,9 +10,9 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use wasmgate::manifest::server::{ServerSpec, ToolFilter, Transport};
-use wasmgate::mcp::{ClientOptions, ConnectionState, McpClient, ReconnectPolicy};
 use wasmgate::naming;
+use wasmgate::{ClientOptions, ConnectionState, McpClient, ReconnectPolicy};
+use wasmgate::{ServerSpec, ToolFilter, Transport};
 
 fn spec(name: &str, command: &str, args: &[&str]) -> ServerSpec {
     ServerSpec {

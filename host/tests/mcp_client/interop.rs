@@ -15,8 +15,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use wasmgate::manifest::server::{ServerSpec, Transport};
-use wasmgate::mcp::{CallError, ConnectionState, McpClient};
+use wasmgate::{CallError, ConnectionState, McpClient};
+use wasmgate::{ServerSpec, Transport};
 
 /// `WASMGATE_INTEROP_DIR`, else `<workspace>/target/interop`; it must hold
 /// an install made by `cargo xtask interop`.
@@ -77,7 +77,7 @@ fn stdio(command: &str, args: &[&str], env: &[(&str, &str)]) -> Transport {
     }
 }
 
-fn block_types(r: &wasmgate::mcp::CallResult) -> Vec<String> {
+fn block_types(r: &wasmgate::CallResult) -> Vec<String> {
     r.content
         .iter()
         .map(|b| b["type"].as_str().unwrap_or("?").to_string())
@@ -388,20 +388,17 @@ async fn a_configured_timezone_is_not_redacted_from_a_result() {
 /// A stand-in LLM: answers with the prompt it got and the limits it was given.
 struct FakeLlm;
 
-impl wasmgate::mcp::sampling::SamplingProvider for FakeLlm {
+impl wasmgate::SamplingProvider for FakeLlm {
     fn default_model(&self) -> String {
         "fake-llm-1".to_string()
     }
-    fn create_message(
-        &self,
-        request: wasmgate::mcp::sampling::SamplingRequest,
-    ) -> wasmgate::mcp::sampling::SamplingFuture<'_> {
+    fn create_message(&self, request: wasmgate::SamplingRequest) -> wasmgate::SamplingFuture<'_> {
         Box::pin(async move {
             let prompt = request.messages[0]["content"]["text"]
                 .as_str()
                 .unwrap_or("")
                 .to_string();
-            Ok(wasmgate::mcp::sampling::SamplingResponse {
+            Ok(wasmgate::SamplingResponse {
                 model: request.model.clone(),
                 stop_reason: Some("endTurn".into()),
                 message: serde_json::json!({
@@ -436,7 +433,7 @@ async fn sampling_through_server_everything() {
         max_rpm: 1,
         ..Default::default()
     };
-    let client = McpClient::with_options(wasmgate::mcp::ClientOptions {
+    let client = McpClient::with_options(wasmgate::ClientOptions {
         sampling_provider: Some(std::sync::Arc::new(FakeLlm)),
         ..Default::default()
     });

@@ -7,12 +7,10 @@
 #![cfg(unix)]
 
 use crate::common::*;
-use wasmgate::availability::{Availability, State, availability};
-use wasmgate::declaration::{
-    Declaration, GpuVendor, LocationKind, OsFamily, Presence, Requires, VersionKind,
-};
-use wasmgate::platform::SimulatedHost;
+use wasmgate::SimulatedHost;
 use wasmgate::resolver::version_at_least;
+use wasmgate::{Availability, State, availability};
+use wasmgate::{Declaration, GpuVendor, LocationKind, OsFamily, Presence, Requires, VersionKind};
 
 /// The compared fields, win32 paths with `/` as the conformance runner compares them.
 fn fields(a: &Availability) -> (State, Option<String>, Option<String>, Option<String>, bool) {
@@ -30,7 +28,7 @@ fn s(v: &str) -> Option<String> {
 }
 
 fn one(os: OsFamily, d: &Declaration, host: &SimulatedHost) -> Availability {
-    assert_eq!(wasmgate::platform::Platform::os_family(host), os);
+    assert_eq!(wasmgate::Platform::os_family(host), os);
     availability(d, host)
 }
 

@@ -3,14 +3,10 @@
 #![cfg(unix)]
 
 use crate::common::*;
-use wasmgate::availability::{
-    Availability, ServerStatus, State, availability, install_refusal, message,
-};
-use wasmgate::cli::availability::run_availability_for;
-use wasmgate::declaration::{
-    Declaration, GpuVendor, LocationKind, OsFamily, Presence, Requires, VersionKind,
-};
+use wasmgate::availability::{Availability, State, availability, install_refusal, message};
+use wasmgate::cli::availability::run_availability_of;
 use wasmgate::platform::{GpuClass, Platform, gpu_class, refresh_gpu_class};
+use wasmgate::{Declaration, GpuVendor, LocationKind, OsFamily, Presence, Requires, VersionKind};
 
 fn st(a: &Availability) -> State {
     a.state
@@ -448,18 +444,6 @@ fn gpu_only_and_app_false_declarations() {
 }
 
 #[test]
-fn status_sentences_for_liveness_states() {
-    assert_eq!(
-        ServerStatus::AppNotRunning.sentence("Blender"),
-        "Blender is not running. Start Blender, then try again."
-    );
-    assert_eq!(
-        ServerStatus::EndpointUnavailable.sentence("Blender"),
-        "Blender's local endpoint is unavailable. Open Blender and enable its local connection, then try again."
-    );
-}
-
-#[test]
 fn cli_json_output_in_manifest_order() {
     let mut h = Host::new(OsFamily::Win32, "gpu: amd\n");
     h.yaml("env:\n  ProgramFiles: 'C:\\Program Files'\n");
@@ -489,7 +473,7 @@ fn cli_json_output_in_manifest_order() {
         ("plain".to_string(), plain),
     ];
     let (mut out, mut err) = (Vec::new(), Vec::new());
-    let rc = run_availability_for(&servers, &[], Some(dir), true, &mut out, &mut err);
+    let rc = run_availability_of(&servers, &[], Some(dir), None, true, &mut out, &mut err);
     assert_eq!(rc, 0, "{}", String::from_utf8_lossy(&err));
     let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(
@@ -525,7 +509,7 @@ fn cli_json_output_in_manifest_order() {
     // A bad host folder is invalid input (exit 1) naming host.yaml.
     std::fs::write(dir.join("host.yaml"), "os: win32\ncolour: blue\n").unwrap();
     let (mut out, mut err) = (Vec::new(), Vec::new());
-    let rc = run_availability_for(&servers, &[], Some(dir), true, &mut out, &mut err);
+    let rc = run_availability_of(&servers, &[], Some(dir), None, true, &mut out, &mut err);
     assert_eq!(rc, 1);
     assert!(String::from_utf8_lossy(&err).contains("host.yaml"));
     // Load errors are printed and exit 1; a missing host folder is usage (2).
@@ -533,26 +517,33 @@ fn cli_json_output_in_manifest_order() {
     let errors =
         vec!["plugin.yaml server 'x': app.linux.location[0].name must be a bare name".to_string()];
     assert_eq!(
-        run_availability_for(&[], &errors, None, true, &mut out, &mut err),
+        run_availability_of(&[], &errors, None, None, true, &mut out, &mut err),
         1
     );
     assert!(String::from_utf8_lossy(&err).contains("app.linux.location[0].name"));
     let missing = dir.join("nope");
     assert_eq!(
-        run_availability_for(&servers, &[], Some(&missing), true, &mut out, &mut err),
+        run_availability_of(
+            &servers,
+            &[],
+            Some(&missing),
+            None,
+            true,
+            &mut out,
+            &mut err
+        ),
         2
     );
 }
 
 #[test]
 fn machine_status_reports_os_and_gpu_class() {
-    use wasmgate::cli::availability::machine_status;
+    // What `wasmgate status` prints as `os_family: … gpu_class: …`.
     let host = Host::new(OsFamily::Darwin, "arch: arm64\n").load();
-    let s = machine_status(&host);
     assert_eq!(
-        (s.os.as_str(), s.gpu_class.as_str()),
+        (host.os_family().as_str(), gpu_class(&host).as_str()),
         ("darwin", "apple_silicon")
     );
     let host = Host::new(OsFamily::Win32, "gpu: nvidia\n").load();
-    assert_eq!(machine_status(&host).gpu_class, "nvidia");
+    assert_eq!(gpu_class(&host).as_str(), "nvidia");
 }

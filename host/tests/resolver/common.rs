@@ -7,8 +7,8 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use tempfile::TempDir;
+use wasmgate::SimulatedHost;
 use wasmgate::declaration::*;
-use wasmgate::platform::SimulatedHost;
 
 /// A simulated host folder under construction.
 pub struct Host {

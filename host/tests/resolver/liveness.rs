@@ -6,9 +6,9 @@
 
 use crate::common::*;
 use std::process::{Command, Stdio};
-use wasmgate::declaration::{AppDef, Liveness, OsFamily};
-use wasmgate::platform::{Platform, RealPlatform};
 use wasmgate::resolver::liveness::{Check, read_server_json};
+use wasmgate::{AppDef, Liveness, OsFamily};
+use wasmgate::{Platform, RealPlatform};
 
 const SECRET: &str = "s3cr3t-PLANTED-token-9f8e7d";
 

@@ -9,10 +9,10 @@
 use crate::common::*;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
-use wasmgate::declaration::{LocationKind, OsFamily, Presence, VersionKind};
-use wasmgate::platform::{Platform, RealPlatform, SimulatedHost};
 use wasmgate::resolver::expand::{expand, is_absolute};
 use wasmgate::resolver::{Resolution, locate};
+use wasmgate::{LocationKind, OsFamily, Presence, VersionKind};
+use wasmgate::{Platform, RealPlatform, SimulatedHost};
 
 fn paths(r: &Resolution) -> Vec<(String, bool)> {
     r.candidates

@@ -5,12 +5,12 @@
 use crate::common::*;
 use std::fs;
 use std::os::unix::fs::{PermissionsExt, symlink};
-use wasmgate::availability::{State, availability};
-use wasmgate::declaration::{LocationKind, OsFamily, Presence, VersionKind};
 use wasmgate::platform::{
     FileKind, GpuCache, GpuClass, Platform, RealPlatform, gpu_class, refresh_gpu_class,
 };
 use wasmgate::resolver::locate;
+use wasmgate::{LocationKind, OsFamily, Presence, VersionKind};
+use wasmgate::{State, availability};
 
 fn write(path: &std::path::Path, mode: u32) {
     fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -185,23 +185,19 @@ impl Platform for LaidOutGpu {
     fn metadata(&self, path: &str) -> Option<FileKind> {
         self.real.metadata(&self.at(path))
     }
-    fn read_file(
-        &self,
-        path: &str,
-        max_bytes: u64,
-    ) -> Result<Vec<u8>, wasmgate::platform::ReadError> {
+    fn read_file(&self, path: &str, max_bytes: u64) -> Result<Vec<u8>, wasmgate::ReadError> {
         self.real.read_file(&self.at(path), max_bytes)
     }
-    fn open_file(&self, path: &str) -> std::io::Result<Box<dyn wasmgate::platform::ReadSeek>> {
+    fn open_file(&self, path: &str) -> std::io::Result<Box<dyn wasmgate::ReadSeek>> {
         self.real.open_file(&self.at(path))
     }
     fn list_dir(&self, path: &str) -> std::io::Result<Vec<String>> {
         self.real.list_dir(&self.at(path))
     }
-    fn uninstall_entries(&self) -> Vec<wasmgate::platform::UninstallEntry> {
+    fn uninstall_entries(&self) -> Vec<wasmgate::UninstallEntry> {
         self.real.uninstall_entries()
     }
-    fn display_adapters(&self) -> Option<Vec<wasmgate::platform::DisplayAdapter>> {
+    fn display_adapters(&self) -> Option<Vec<wasmgate::DisplayAdapter>> {
         self.real.display_adapters()
     }
     fn native_arch(&self) -> Option<String> {

@@ -4,9 +4,9 @@
 #![cfg(unix)]
 
 use crate::common::*;
-use wasmgate::declaration::{LocationKind, OsFamily, Presence, VersionKind};
-use wasmgate::platform::{Platform, SimulatedHost};
 use wasmgate::resolver::{Resolution, locate};
+use wasmgate::{LocationKind, OsFamily, Presence, VersionKind};
+use wasmgate::{Platform, SimulatedHost};
 
 fn paths(r: &Resolution) -> Vec<(String, bool)> {
     r.candidates

@@ -5,11 +5,11 @@
 #![cfg(unix)]
 
 use crate::common::*;
-use wasmgate::declaration::{OsFamily, Presence, VersionKind};
-use wasmgate::platform::RealPlatform;
+use wasmgate::RealPlatform;
 use wasmgate::resolver::pe::file_version;
 use wasmgate::resolver::version::plist_version;
 use wasmgate::resolver::{Candidate, read_version};
+use wasmgate::{OsFamily, Presence, VersionKind};
 
 fn pe_on_real_machine(bytes: &[u8]) -> Option<String> {
     let dir = tempfile::tempdir().unwrap();
@@ -88,7 +88,7 @@ fn pe_version_through_a_simulated_win32_host() {
     let copy = Candidate {
         path: "C:\\Vendor\\bin\\vendor.exe".into(),
         present: true,
-        kind: wasmgate::declaration::LocationKind::Path,
+        kind: wasmgate::LocationKind::Path,
         uninstall_version: None,
     };
     assert_eq!(

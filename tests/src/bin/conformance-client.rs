@@ -4,7 +4,7 @@
 //! The suite starts one scenario server per scenario and runs
 //! `conformance-client <server-url>` with the scenario's name in
 //! `MCP_CONFORMANCE_SCENARIO`. This binary drives wasmgate's own MCP client
-//! ([`wasmgate::mcp::McpClient`], `docs/mcp-client.md` §2–3) over
+//! ([`wasmgate::McpClient`], `docs/mcp-client.md` §2–3) over
 //! streamable HTTP: discovery (`initialize`, `tools/list`), then the tool
 //! calls the scenario asks for. It does nothing the library does not: a
 //! scenario that needs a feature wasmgate lacks fails, and is listed in
@@ -27,10 +27,10 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use wasmgate::manifest::server::{ServerSpec, Transport};
-use wasmgate::mcp::McpClient;
+use wasmgate::McpClient;
 use wasmgate::mcp::oauth;
 use wasmgate::{EnterpriseIdp, JwtAlgorithm, OAuthConfig};
+use wasmgate::{ServerSpec, Transport};
 
 /// Name of the one configured server; its tools are `mcp_conformance_<tool>`.
 const SERVER: &str = "conformance";

@@ -12,8 +12,8 @@
 
 use std::time::Duration;
 
-use wasmgate::manifest::server::{ServerSpec, Transport};
-use wasmgate::mcp::McpClient;
+use wasmgate::McpClient;
+use wasmgate::{ServerSpec, Transport};
 
 fn vmhwm_kib() -> u64 {
     std::fs::read_to_string("/proc/self/status")

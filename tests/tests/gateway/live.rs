@@ -5,8 +5,8 @@
 
 use std::path::Path;
 use std::time::Duration;
+use wasmgate::TrustPolicy;
 use wasmgate::gateway::{Gateway, GatewayOptions};
-use wasmgate::trust::TrustPolicy;
 use wasmgate_conformance::plugins_dir;
 
 /// A `plugin.yaml` plugin whose server (no declaration: always offerable)

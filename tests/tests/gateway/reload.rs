@@ -13,8 +13,8 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use wasmgate::TrustPolicy;
 use wasmgate::gateway::{Gateway, GatewayOptions};
-use wasmgate::trust::TrustPolicy;
 use wasmgate_conformance::{git_repo, plugins_dir};
 
 /// Writes `<plugins>/<name>/plugin.yaml` whose server `<name>` runs a
@@ -211,9 +211,8 @@ async fn an_application_found_elsewhere_restarts_only_its_server() {
     let mut options = GatewayOptions::new();
     options.host.trust = TrustPolicy::Dev;
     options.host.plugin_dirs = vec![plugins.clone()];
-    options.host.platform = std::sync::Arc::new(
-        wasmgate::platform::SimulatedHost::load(&machine).expect("simulated host"),
-    );
+    options.host.platform =
+        std::sync::Arc::new(wasmgate::SimulatedHost::load(&machine).expect("simulated host"));
     options.refresh_every = None;
     let gw = Gateway::start(options).await.expect("gateway starts");
     let tools = tool_names(&gw);

@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use wasmgate::manifest::server::{ServerSpec, Transport};
-use wasmgate::mcp::{CallError, ConnectionState, McpClient};
+use wasmgate::{CallError, ConnectionState, McpClient};
+use wasmgate::{ServerSpec, Transport};
 use wasmgate_conformance::wasmgate_bin;
 
 fn hostile() -> &'static str {
@@ -39,7 +39,7 @@ async fn bounded<T>(secs: u64, what: &str, f: impl std::future::Future<Output = 
         .unwrap_or_else(|_| panic!("{what} waited more than {secs} s"))
 }
 
-fn failed_message(r: Result<wasmgate::mcp::CallResult, CallError>) -> String {
+fn failed_message(r: Result<wasmgate::CallResult, CallError>) -> String {
     match r {
         Err(CallError::Failed { message, .. }) => message,
         other => panic!("expected a failed call, got {other:?}"),

@@ -14,8 +14,8 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use wasmgate::manifest::server::{ServerSpec, Transport};
-use wasmgate::mcp::{CallError, McpClient};
+use wasmgate::{CallError, McpClient};
+use wasmgate::{ServerSpec, Transport};
 
 /// The hostile server, killed when dropped.
 struct Hostile {

@@ -5,8 +5,8 @@
 use std::path::Path;
 use std::sync::{Arc, mpsc};
 use std::time::Duration;
-use wasmgate::declaration::OsFamily;
-use wasmgate::plugin::{
+use wasmgate::OsFamily;
+use wasmgate::{
     CallFailure, GuestCall, HostConfig, LoadFailure, LoadedPlugin, PluginHost, PluginLimits,
     ProbeFailure, ProbeGrant,
 };
@@ -455,4 +455,47 @@ fn a_probe_deadline_override_applies_by_plugin_name() {
         r,
         Err(ProbeFailure::Call(CallFailure::Timeout { deadline_ms: 50 }))
     );
+}
+
+/// `HostConfig::instance_pool`: with wasmtime's pooling allocator the
+/// limits hold as they do on demand — a memory bomb stops at its own
+/// override, above the default limit (the pool's slots are sized to the
+/// largest limit), the host stays usable after it, and each call gives its
+/// slot back (more calls than slots all succeed).
+#[test]
+fn the_pooling_allocator_keeps_each_plugins_limits_and_frees_its_slots() {
+    let mut cfg = HostConfig {
+        instance_pool: Some(2),
+        ..HostConfig::default()
+    };
+    cfg.overrides.insert(
+        "memory-bomb".into(),
+        PluginLimits {
+            memory_limit: Some(128 << 20),
+            ..PluginLimits::default()
+        },
+    );
+    let host = Arc::new(PluginHost::new(cfg).unwrap());
+    let (reason, text) = load_err_in(&host, "memory-bomb");
+    assert_eq!(
+        reason,
+        LoadFailure::Call {
+            call: GuestCall::Manifest,
+            failure: CallFailure::MemoryLimit {
+                limit_bytes: 128 << 20
+            }
+        },
+        "{text}"
+    );
+    let (reason, _) = load_err_in(&host, "deep-recursion");
+    assert_eq!(
+        reason,
+        LoadFailure::Call {
+            call: GuestCall::Manifest,
+            failure: CallFailure::StackOverflow
+        }
+    );
+    for _ in 0..10 {
+        assert_good_plugin_still_loads(&host);
+    }
 }

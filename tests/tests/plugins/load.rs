@@ -2,9 +2,7 @@
 //! built by the SDK, and clear errors for files that are not plugins.
 
 use std::path::{Path, PathBuf};
-use wasmgate::plugin::{
-    CacheOutcome, HostConfig, LoadFailure, LoadedPlugin, PluginHost, PluginLoadError,
-};
+use wasmgate::{CacheOutcome, HostConfig, LoadFailure, LoadedPlugin, PluginHost, PluginLoadError};
 use wasmgate_conformance::plugins_dir;
 use yaml_serde::Value;
 

@@ -550,9 +550,9 @@ fn offered(gw: &wasmgate::gateway::Gateway) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rug_pull_through_list_changed_withholds_only_that_tool_until_approved() {
+    use wasmgate::TrustPolicy;
     use wasmgate::gateway::{Gateway, GatewayOptions};
-    use wasmgate::host::{Host, HostOptions};
-    use wasmgate::trust::TrustPolicy;
+    use wasmgate::{Host, HostOptions};
     let tmp = tempfile::tempdir().unwrap();
     let plugins = tmp.path().join("plugins");
     write_rug_plugin(&plugins.join("rug"));

@@ -446,6 +446,7 @@ pub(crate) fn open_with_system(url: &str) {
 /// A browser stand-in for tests and the conformance client: it GETs the
 /// authorization URL and follows each redirect (at most 10) itself, the
 /// last one to the loopback listener, as a browser whose user approves.
+#[cfg(any(test, feature = "internals"))]
 pub fn following_browser() -> OpenBrowser {
     Box::new(|url: String| -> Pin<Box<dyn Future<Output = ()> + Send>> {
         Box::pin(async move {

@@ -23,7 +23,9 @@ use rmcp::transport::auth::{
     OAuthTokenResponse, StoredCredentials,
 };
 
-pub use store::{KEYRING_SERVICE, StoreKind, TokenStore, default_token_dir};
+pub use store::{StoreKind, TokenStore, default_token_dir};
+#[cfg(any(test, feature = "internals"))]
+pub use store::KEYRING_SERVICE;
 
 use crate::manifest::server::OAuthConfig;
 
@@ -37,6 +39,9 @@ static TOKEN_DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
 
 /// Sets the token folder for this process; `false` when it was set before.
 /// Logins then go to files there unless `WASMGATE_OAUTH_STORE=keyring`.
+/// For the conformance client and the tests, which keep logins in a folder
+/// of their own.
+#[cfg(any(test, feature = "internals"))]
 pub fn set_token_dir(dir: PathBuf) -> bool {
     TOKEN_DIR.set(dir).is_ok()
 }

@@ -113,6 +113,7 @@ impl TokenStore {
     }
 
     /// The file's path (the login is there when the keyring is not used).
+    #[cfg(test)]
     pub fn path(&self) -> &Path {
         &self.path
     }
