@@ -868,14 +868,10 @@ impl Host {
                 name: s.spec.name.clone(),
                 plugin: s.spec.plugin.clone(),
                 transport: transport_name(&s.spec.transport),
-                availability: s.availability.as_ref().map(|a| AvailabilityLine {
-                    state: a.state.as_str(),
-                    offerable: a.offerable(),
-                    version: a.version.clone(),
-                    path: a.path.clone(),
-                    min_version: a.min_version.clone(),
-                    message: s.message.clone(),
-                }),
+                availability: s
+                    .availability
+                    .as_ref()
+                    .map(|a| AvailabilityLine::new(a, s.message.clone())),
                 connection,
                 tools: c
                     .map(|c| {
@@ -1017,7 +1013,7 @@ pub struct ServerStatusLine {
 }
 
 /// Availability as `status` prints it (the fields of `wasmgate availability`).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct AvailabilityLine {
     /// The state.
     pub state: &'static str,
@@ -1031,6 +1027,21 @@ pub struct AvailabilityLine {
     pub min_version: Option<String>,
     /// The user-facing sentence when not offerable.
     pub message: Option<String>,
+}
+
+impl AvailabilityLine {
+    /// The line of `a`, with the sentence the user is told when it is not
+    /// offerable (`docs/declarations.md` §6.4).
+    pub(crate) fn new(a: &Availability, message: Option<String>) -> AvailabilityLine {
+        AvailabilityLine {
+            state: a.state.as_str(),
+            offerable: a.offerable(),
+            version: a.version.clone(),
+            path: a.path.clone(),
+            min_version: a.min_version.clone(),
+            message,
+        }
+    }
 }
 
 fn transport_name(t: &Transport) -> &'static str {

@@ -11,6 +11,7 @@
 
 use crate::availability::{Availability, availability, message};
 use crate::declaration::Declaration;
+use crate::host::AvailabilityLine;
 use crate::platform::{Platform, RealPlatform, SimulatedHost};
 use serde::Serialize;
 use std::io::Write;
@@ -23,23 +24,15 @@ pub const EXIT_INVALID: i32 = 1;
 /// Exit code: the command was used wrongly (missing file, unknown type).
 pub const EXIT_USAGE: i32 = 2;
 
-/// One server's line of the output (field order is the output's order).
+/// One server's line of the output: its name, then the fields `status`
+/// prints for it (field order is the output's order).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ServerAvailability {
     /// The configured server name.
     pub server: String,
-    /// The availability state.
-    pub state: String,
-    /// `available` or `no_requirements`.
-    pub offerable: bool,
-    /// The version read, when one was.
-    pub version: Option<String>,
-    /// Where the application was found or looked for.
-    pub path: Option<String>,
-    /// `requires.min_version`.
-    pub min_version: Option<String>,
-    /// The user-facing sentence when not offerable; `None` when offerable.
-    pub message: Option<String>,
+    /// State, offerable, version, path, `min_version`, sentence.
+    #[serde(flatten)]
+    pub line: AvailabilityLine,
 }
 
 /// Evaluates each `(server name, declaration)` on `platform`, in order,
@@ -64,12 +57,7 @@ pub fn evaluate_servers_with(
             };
             ServerAvailability {
                 server: name.clone(),
-                state: a.state.as_str().to_string(),
-                offerable: a.offerable(),
-                message: message(decl, &a),
-                version: a.version,
-                path: a.path,
-                min_version: a.min_version,
+                line: AvailabilityLine::new(&a, message(decl, &a)),
             }
         })
         .collect()
@@ -84,8 +72,8 @@ pub fn render(results: &[ServerAvailability], json: bool) -> String {
         return s;
     }
     let mut out = String::new();
-    for r in results {
-        out.push_str(&format!("{}: {}", r.server, r.state));
+    for ServerAvailability { server, line: r } in results {
+        out.push_str(&format!("{server}: {}", r.state));
         if let Some(v) = &r.version {
             out.push_str(&format!(", version {v}"));
         }

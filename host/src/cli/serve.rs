@@ -294,10 +294,11 @@ pub async fn run(mut host: HostOptions, args: &ServeArgs) -> anyhow::Result<u8> 
                 args.http_limits(),
                 stop.clone(),
             )
-            .await
+            .await;
+            Ok(())
         }
         None => tokio::select! {
-            r = gateway::serve_stdio(gw.clone()) => r,
+            r = gateway::serve_stdio(gw.clone()) => r.map_err(anyhow::Error::from),
             () = stop.cancelled() => Ok(()),
         },
     };

@@ -208,14 +208,16 @@ fn out_of_files(e: &std::io::Error) -> bool {
 
 /// Serves the gateway on `listener` until `stop` is cancelled. `token`:
 /// the bearer token every request must carry (`None` = no check); `limits`:
-/// connection, header, session bounds ([`HttpLimits`]).
+/// connection, header, session bounds ([`HttpLimits`]). Nothing ends it but
+/// `stop`: a failed accept is logged and retried after a back-off, a failed
+/// connection ends that connection only.
 pub async fn serve_http(
     gateway: Gateway,
     listener: TcpListener,
     token: Option<String>,
     limits: HttpLimits,
     stop: CancellationToken,
-) -> anyhow::Result<()> {
+) {
     // A browser page sends its Origin; only pages served from loopback may
     // call (DNS rebinding, MCP transport spec "Security Warning"). Clients
     // that are not browsers send no Origin and pass.
@@ -355,7 +357,6 @@ pub async fn serve_http(
         while tasks.try_join_next().is_some() {}
     }
     tasks.abort_all();
-    Ok(())
 }
 
 /// The streamable HTTP session header.

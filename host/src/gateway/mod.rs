@@ -56,7 +56,7 @@
 //! optional bearer token).
 //!
 //! ```no_run
-//! # async fn demo() -> anyhow::Result<()> {
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! use wasmgate::gateway::{Gateway, GatewayOptions};
 //! let mut options = GatewayOptions::new();
 //! options.host.plugin_dirs = vec!["target/plugins".into()];
@@ -589,9 +589,23 @@ const NOTIFY_TIMEOUT: Duration = Duration::from_secs(1);
 /// Largest message a client may send over stdio, in bytes (rmcp's default).
 pub const STDIO_MAX_MESSAGE: usize = 16 * 1024 * 1024;
 
+/// Why serving MCP to an agent ended with an error.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// The agent's `initialize` handshake over stdio failed (it closed
+    /// stdin first, or sent no valid `initialize` request).
+    #[error("MCP handshake on stdio failed")]
+    Handshake(#[source] Box<dyn std::error::Error + Send + Sync + 'static>),
+    /// The task that served the session panicked or was cancelled (the
+    /// runtime is shutting down).
+    #[error("the MCP session on stdio stopped")]
+    Stopped(#[source] tokio::task::JoinError),
+}
+
 /// Serves the gateway over stdio until the client closes stdin. The caller
-/// shuts the gateway down afterwards. Errors: the `initialize` handshake failed.
-pub async fn serve_stdio(gateway: Gateway) -> anyhow::Result<()> {
+/// shuts the gateway down afterwards. Errors: [`ServeError`].
+pub async fn serve_stdio(gateway: Gateway) -> Result<(), ServeError> {
     use rmcp::ServiceExt;
     // Non-blocking pipes when the client launched us with pipes (the usual
     // case): no blocking-pool hand-off per message; requests parsed
@@ -606,8 +620,8 @@ pub async fn serve_stdio(gateway: Gateway) -> anyhow::Result<()> {
         .handler()
         .serve(transport)
         .await
-        .map_err(|e| anyhow::anyhow!("MCP handshake on stdio failed: {e}"))?;
-    running.waiting().await?;
+        .map_err(|e| ServeError::Handshake(e.into()))?;
+    running.waiting().await.map_err(ServeError::Stopped)?;
     Ok(())
 }
 

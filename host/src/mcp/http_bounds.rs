@@ -205,15 +205,9 @@ where
         custom_headers: HashMap<HeaderName, HeaderValue>,
         _max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        self.post_message_with_response_limits(
-            uri,
-            message,
-            session_id,
-            auth_header,
-            custom_headers,
-            StreamableHttpResponseLimits::default(),
-        )
-        .await
+        // This server's own bounds replace rmcp's event size too.
+        self.post_message(uri, message, session_id, auth_header, custom_headers)
+            .await
     }
 
     /// rmcp's limits (its config's) are replaced by this server's: the

@@ -175,6 +175,23 @@ fn identity(_meta: &std::fs::Metadata) -> Option<String> {
     None
 }
 
+/// Opens the entry `cwasm` of `dir` as [`read_entry`] does (a regular file
+/// of that folder, at most `limit` bytes) when its identity is
+/// `expected_id`; the file and its metadata, or `None`. Both ways of
+/// mapping a verified entry start here.
+#[cfg(unix)]
+fn open_verified(
+    dir: &Path,
+    cwasm: &Path,
+    limit: u64,
+    expected_id: &str,
+) -> Option<(std::fs::File, std::fs::Metadata)> {
+    let (src, _) =
+        crate::manifest::files::open_plugin_file(dir, Path::new(cwasm.file_name()?), limit).ok()?;
+    let meta = src.metadata().ok()?;
+    (identity(&meta).as_deref() == Some(expected_id)).then_some((src, meta))
+}
+
 fn identity_of(path: &Path) -> Option<String> {
     std::fs::symlink_metadata(path)
         .ok()
@@ -385,11 +402,8 @@ mod in_place {
         limit: u64,
         expected_id: &str,
     ) -> Option<Component> {
-        let (src, _) =
-            crate::manifest::files::open_plugin_file(dir, Path::new(cwasm.file_name()?), limit)
-                .ok()?;
-        let meta = src.metadata().ok()?;
-        if super::identity(&meta).as_deref() != Some(expected_id) || !only_owner_can_shrink(&meta) {
+        let (src, meta) = super::open_verified(dir, cwasm, limit, expected_id)?;
+        if !only_owner_can_shrink(&meta) {
             return None;
         }
         // The opened file itself, not the path again: nothing can be
@@ -437,13 +451,7 @@ mod sealed {
         limit: u64,
         expected_id: &str,
     ) -> Option<Component> {
-        let (mut src, _) =
-            crate::manifest::files::open_plugin_file(dir, Path::new(cwasm.file_name()?), limit)
-                .ok()?;
-        let meta = src.metadata().ok()?;
-        if super::identity(&meta).as_deref() != Some(expected_id) {
-            return None;
-        }
+        let (mut src, meta) = super::open_verified(dir, cwasm, limit, expected_id)?;
         // SAFETY: memfd_create with a NUL-terminated name; the result is a
         // new descriptor owned here, or -1.
         let fd = unsafe {
