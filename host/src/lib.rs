@@ -85,6 +85,7 @@ mod skills;
 mod terminal;
 #[doc(hidden)]
 pub mod trust;
+mod validation;
 
 pub use availability::{Availability, State};
 pub use declaration::{

@@ -13,7 +13,7 @@
 //! (`<config>: plugins.<name>.<key> …`) and grants only its valid names.
 
 use super::schema::ManifestError;
-use crate::declaration::value::{key_text, must_be, unknown_keys_message};
+use crate::validation::{key_text, must_be, unknown_keys_message};
 use std::collections::BTreeMap;
 use yaml_serde::Value;
 
