@@ -161,12 +161,6 @@ impl<'a> Cursor<'a> {
         Problem::new(self.path_to(rel), message)
     }
 
-    /// Records a problem at the current path.
-    pub fn report(&mut self, message: impl Into<String>) {
-        let p = self.problem(message);
-        self.problems.push(p);
-    }
-
     /// Records a problem at `rel` below the current path.
     pub fn report_at(&mut self, rel: &str, message: impl Into<String>) {
         let p = self.problem_at(rel, message);
@@ -452,7 +446,7 @@ mod tests {
         assert_eq!(cur.problem_at("[0]", "m").path, "app.linux.location[2][0]");
         cur.pop();
         cur.pop();
-        cur.report("m1");
+        cur.report_at("", "m1");
         cur.report_at("", "m2");
         assert_eq!(cur.count(), 3);
         let problems = cur.take();

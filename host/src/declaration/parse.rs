@@ -628,15 +628,27 @@ pub(crate) fn relative_name(v: Option<&Value>, allow_dirs: bool) -> Option<Strin
     if t.is_empty() || t.contains("://") {
         return None;
     }
-    let norm = t.replace('\\', "/");
-    let segs: Vec<&str> = norm.split('/').collect();
-    if segs.iter().any(|s| s.is_empty() || *s == "..") || segs[0].contains(':') {
-        return None;
+    let norm = backslashes_to_slashes(t);
+    let mut segs = 0;
+    for (i, seg) in norm.split('/').enumerate() {
+        if seg.is_empty() || seg == ".." || (i == 0 && seg.contains(':')) {
+            return None;
+        }
+        segs += 1;
     }
-    if !allow_dirs && segs.len() != 1 {
+    if !allow_dirs && segs != 1 {
         return None;
     }
     Some(t.to_string())
+}
+
+/// `t` with every `\\` turned into `/`, copied only when it has one.
+fn backslashes_to_slashes(t: &str) -> std::borrow::Cow<'_, str> {
+    if t.contains('\\') {
+        std::borrow::Cow::Owned(t.replace('\\', "/"))
+    } else {
+        std::borrow::Cow::Borrowed(t)
+    }
 }
 
 /// Rootedness (docs/declarations.md §2.4) plus decision 4, for a stripped non-empty
@@ -645,9 +657,9 @@ fn check_rooted(t: &str, os: OsFamily, cur: &Cursor<'_>, location: bool) -> R<()
     // `\` separates only on win32; on linux/darwin it is a file-name
     // character (`/\srv\x` is a file in `/`).
     let norm = if os == OsFamily::Win32 {
-        t.replace('\\', "/")
+        backslashes_to_slashes(t)
     } else {
-        t.to_string()
+        std::borrow::Cow::Borrowed(t)
     };
     // Decision 4: network paths are refused on every OS (wasmgate never
     // looks at the network). On linux/darwin only exactly two leading `/`

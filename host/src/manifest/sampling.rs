@@ -2,7 +2,7 @@
 //! at load time, kept as a [`SamplingPolicy`] for the MCP client.
 
 use super::num::{parse_seconds, parse_uint};
-use crate::validation::{Problem, must_be, unknown_keys_message};
+use crate::validation::{Cursor, Problem, must_be, unknown_keys_message};
 use std::time::Duration;
 use yaml_serde::Value;
 
@@ -86,59 +86,51 @@ const SAMPLING_KEYS: [&str; 8] = [
     "log_level",
 ];
 
-fn u32_field(v: &Value, min: u64, path: &str) -> Result<u32, Problem> {
+fn u32_field(v: &Value, min: u64, cur: &Cursor<'_>) -> Result<u32, Problem> {
     let max = u64::from(u32::MAX);
     match parse_uint(v) {
         Ok(n) if n >= min && n <= max => Ok(n as u32),
-        Ok(n) if n < min => Err(Problem::new(
-            path,
-            format!("must be an integer from {min} to {max}"),
-        )),
+        Ok(n) if n < min => Err(cur.problem(format!("must be an integer from {min} to {max}"))),
         // Above u32, or digits beyond 64 bits.
-        Ok(_) => Err(Problem::new(
-            path,
-            format!("is out of range (an integer from {min} to {max})"),
-        )),
-        Err(m) if m.starts_with("is out of range") => Err(Problem::new(
-            path,
-            format!("is out of range (an integer from {min} to {max})"),
-        )),
-        Err(m) => Err(Problem::new(path, m)),
+        Ok(_) => Err(cur.problem(format!("is out of range (an integer from {min} to {max})"))),
+        Err(m) if m.starts_with("is out of range") => {
+            Err(cur.problem(format!("is out of range (an integer from {min} to {max})")))
+        }
+        Err(m) => Err(cur.problem(m)),
     }
 }
 
-/// Sets one `sampling` key on `p`; `Err` is the problem at `path`.
-fn set_key(p: &mut SamplingPolicy, key: &str, v: &Value, path: String) -> Result<(), Problem> {
+/// Sets one `sampling` key on `p`; `Err` is the problem at `cur` (the key).
+fn set_key(p: &mut SamplingPolicy, key: &str, v: &Value, cur: &Cursor<'_>) -> Result<(), Problem> {
     match key {
         "enabled" => match v {
             Value::Bool(b) => p.enabled = *b,
             o => {
-                return Err(Problem::new(path, must_be("a boolean", o)));
+                return Err(cur.problem(must_be("a boolean", o)));
             }
         },
         "model" => match v {
             Value::String(s) if !s.trim().is_empty() => p.model = Some(s.trim().to_string()),
             o => {
-                return Err(Problem::new(path, must_be("a non-empty string", o)));
+                return Err(cur.problem(must_be("a non-empty string", o)));
             }
         },
-        "max_tokens_cap" => p.max_tokens_cap = u32_field(v, 1, &path)?,
-        "timeout" => p.timeout = parse_seconds(v).map_err(|m| Problem::new(path, m))?,
-        "max_rpm" => p.max_rpm = u32_field(v, 0, &path)?,
-        "max_tool_rounds" => p.max_tool_rounds = u32_field(v, 0, &path)?,
+        "max_tokens_cap" => p.max_tokens_cap = u32_field(v, 1, cur)?,
+        "timeout" => p.timeout = parse_seconds(v).map_err(|m| cur.problem(m))?,
+        "max_rpm" => p.max_rpm = u32_field(v, 0, cur)?,
+        "max_tool_rounds" => p.max_tool_rounds = u32_field(v, 0, cur)?,
         "allowed_models" => {
             let Value::Sequence(items) = v else {
-                return Err(Problem::new(path, must_be("a list of model names", v)));
+                return Err(cur.problem(must_be("a list of model names", v)));
             };
             let mut out = Vec::with_capacity(items.len());
             for (i, it) in items.iter().enumerate() {
                 match it {
                     Value::String(s) if !s.trim().is_empty() => out.push(s.trim().to_string()),
                     o => {
-                        return Err(Problem::new(
-                            format!("{path}[{i}]"),
-                            must_be("a non-empty string", o),
-                        ));
+                        return Err(
+                            cur.problem_at(&format!("[{i}]"), must_be("a non-empty string", o))
+                        );
                     }
                 }
             }
@@ -151,10 +143,7 @@ fn set_key(p: &mut SamplingPolicy, key: &str, v: &Value, path: String) -> Result
                 Some("warning") => SamplingLogLevel::Warning,
                 Some("error") => SamplingLogLevel::Error,
                 _ => {
-                    return Err(Problem::new(
-                        path,
-                        "must be one of ['debug', 'info', 'warning', 'error']",
-                    ));
+                    return Err(cur.problem("must be one of ['debug', 'info', 'warning', 'error']"));
                 }
             }
         }
@@ -178,15 +167,18 @@ pub(crate) fn parse_sampling(v: Option<&Value>) -> Result<SamplingPolicy, Vec<Pr
     if let Some(msg) = unknown_keys_message(m, &SAMPLING_KEYS) {
         bad.push(Problem::new("sampling", msg));
     }
+    let mut cur = Cursor::new();
+    cur.key("sampling");
     for (k, v) in m {
         let key = k.as_str().unwrap_or_default();
-        let path = format!("sampling.{key}");
         if v.is_null() {
             continue; // null keeps the default
         }
-        if let Err(f) = set_key(&mut p, key, v, path) {
+        cur.key(key);
+        if let Err(f) = set_key(&mut p, key, v, &cur) {
             bad.push(f);
         }
+        cur.pop();
     }
     if bad.is_empty() { Ok(p) } else { Err(bad) }
 }
