@@ -100,6 +100,7 @@ mod logging;
 mod secret;
 mod skills;
 mod terminal;
+mod validation;
 
 /// The `wasmgate` command line (`wasmgate --help`): parses this process's
 /// arguments, runs the command, and returns its exit status. The binary's

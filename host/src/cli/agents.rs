@@ -542,7 +542,7 @@ fn merge_into(
     let current = edit::decode(&text, Syntax::Yaml)?;
     let mut clash = Vec::new();
     for (k, entry) in servers {
-        let name = crate::declaration::value::key_text(k);
+        let name = crate::validation::key_text(k);
         match edit::get(&current, &["mcp_servers"], &name) {
             Some(e) if e == entry => continue,
             Some(_) => clash.push(name),
@@ -601,7 +601,7 @@ fn value_secrets(v: &Value) -> Vec<String> {
             Value::Sequence(items) => items.iter().for_each(|i| walk(i, secret, out)),
             Value::Mapping(m) => {
                 for (k, i) in m {
-                    let k = crate::declaration::value::key_text(k);
+                    let k = crate::validation::key_text(k);
                     walk(i, secret || k == "headers" || is_credential_name(&k), out);
                 }
             }

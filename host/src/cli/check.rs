@@ -15,12 +15,12 @@
 //!
 //! Exit codes: 0 valid, 1 invalid, 2 usage (unknown file type, unreadable path).
 
-use crate::declaration::value::did_you_mean;
 use crate::manifest::output::manifest_out;
 use crate::manifest::{
     Manifest, ManifestError, ManifestResult, SkillSource, Transport, load_plugin_json,
     load_plugin_yaml,
 };
+use crate::validation::did_you_mean;
 use serde::Serialize;
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -5,7 +5,6 @@ pub mod kinds;
 pub mod model;
 pub mod parse;
 pub mod registry;
-pub mod value;
 
 pub use model::*;
 pub use parse::{DeclarationError, ParseOptions, parse_declaration};

@@ -17,9 +17,9 @@ use super::model::{
     AppDef, Declaration, GpuVendor, Liveness, Location, LocationKind, OsFamily, Presence, Requires,
     VersionKind,
 };
-use super::value::{
-    Fail, describe, did_you_mean, falsy_or_text, hint_for, is_falsy, key_text, must_be,
-    quoted_list, unknown_keys_message,
+use crate::validation::{
+    Cursor, Problem, did_you_mean, falsy_or_text, got_type, hint_for, is_falsy, key_text, must_be,
+    must_be_got, must_be_noted, quoted_list, unknown_keys_message,
 };
 use std::fmt;
 use yaml_serde::{Mapping, Value};
@@ -37,7 +37,7 @@ pub struct DeclarationError {
     /// What is wrong, with a hint where one helps.
     pub message: String,
     /// The offending value as shown after the path (quoted, escaped, cut;
-    /// `super::value::echo_at`), when there is one to show.
+    /// `crate::validation::echo_at`), when there is one to show.
     pub value: Option<String>,
 }
 
@@ -92,10 +92,13 @@ pub struct ParseOptions {
     pub allow_custom_version: bool,
 }
 
-type R<T> = Result<T, Fail>;
+/// The first failing rule wins (docs/declarations.md §2): each step returns
+/// its problem at once, at the cursor's path.
+type R<T> = Result<T, Problem>;
 
-fn fail<T>(path: impl Into<String>, message: impl Into<String>) -> R<T> {
-    Err((path.into(), message.into()))
+/// The problem at the cursor's path, as the step's result.
+fn fail<T>(cur: &Cursor<'_>, message: impl Into<String>) -> R<T> {
+    Err(cur.problem(message))
 }
 
 /// Parses one server's `app:` and `requires:` blocks into a [`Declaration`].
@@ -113,7 +116,7 @@ pub fn parse_declaration(
     where_: &str,
     opts: ParseOptions,
 ) -> Result<Declaration, DeclarationError> {
-    let wrap = |(path, message): Fail| {
+    let wrap = |Problem { path, message, .. }: Problem| {
         // The value at the path, looked up in the block the path starts in.
         let block = if path.starts_with("requires") {
             raw_requires
@@ -131,15 +134,23 @@ pub fn parse_declaration(
         }
         DeclarationError {
             where_: where_.to_string(),
-            value: super::value::echo_at(&Value::Mapping(root), &path),
+            value: crate::validation::echo_at(&Value::Mapping(root), &path),
             path,
             message,
         }
     };
     // The app block is parsed completely before `requires` (docs/declarations.md §2).
-    let app = parse_app(server, raw_app.unwrap_or(&Value::Null), opts).map_err(wrap)?;
-    let requires =
-        parse_requires(raw_requires.unwrap_or(&Value::Null), app.as_deref()).map_err(wrap)?;
+    let mut cur = Cursor::new();
+    cur.key("app");
+    let app = parse_app(server, raw_app.unwrap_or(&Value::Null), opts, &mut cur).map_err(wrap)?;
+    cur.pop();
+    cur.key("requires");
+    let requires = parse_requires(
+        raw_requires.unwrap_or(&Value::Null),
+        app.as_deref(),
+        &mut cur,
+    )
+    .map_err(wrap)?;
     Ok(Declaration {
         name: server.to_string(),
         app,
@@ -153,12 +164,18 @@ pub fn parse_declaration(
 
 const OS_KEYS: [&str; 3] = ["win32", "darwin", "linux"];
 
-fn parse_app(server: &str, v: &Value, opts: ParseOptions) -> R<Option<Vec<AppDef>>> {
+/// `cur` is at `app`.
+fn parse_app(
+    server: &str,
+    v: &Value,
+    opts: ParseOptions,
+    cur: &mut Cursor<'static>,
+) -> R<Option<Vec<AppDef>>> {
     let m = match v {
         Value::Null => return Ok(None),
         Value::Mapping(m) => m,
         other => {
-            return fail("app", must_be("a mapping", other));
+            return fail(cur, must_be("a mapping", other));
         }
     };
     // Unknown OS keys are checked before emptiness.
@@ -176,10 +193,10 @@ fn parse_app(server: &str, v: &Value, opts: ParseOptions) -> R<Option<Vec<AppDef
         if let Some(hint) = hint_for(&unknown, &OS_KEYS) {
             msg.push_str(&format!("; {hint}"));
         }
-        return fail("app", msg);
+        return fail(cur, msg);
     }
     if m.is_empty() {
-        return fail("app", "needs at least one OS block");
+        return fail(cur, "needs at least one OS block");
     }
     let mut defs = Vec::with_capacity(m.len());
     for (k, block) in m {
@@ -189,9 +206,11 @@ fn parse_app(server: &str, v: &Value, opts: ParseOptions) -> R<Option<Vec<AppDef
             _ => None,
         };
         let Some(os) = os else {
-            return fail("app", format!("has unknown OS keys ['{}']", key_text(k)));
+            return fail(cur, format!("has unknown OS keys ['{}']", key_text(k)));
         };
-        defs.push(parse_os_block(server, os, block, opts)?);
+        cur.key(os.as_str());
+        defs.push(parse_os_block(server, os, block, opts, cur)?);
+        cur.pop();
     }
     Ok(Some(defs))
 }
@@ -211,19 +230,25 @@ const LIVENESS_KEYS: [&str; 6] = [
     "endpoint_path",
 ];
 
-fn check_keys(m: &Mapping, path: &str, allowed: &[&str]) -> R<()> {
+fn check_keys(m: &Mapping, cur: &Cursor<'_>, allowed: &[&str]) -> R<()> {
     match unknown_keys_message(m, allowed) {
-        Some(msg) => fail(path, msg),
+        Some(msg) => fail(cur, msg),
         None => Ok(()),
     }
 }
 
-fn parse_os_block(server: &str, os: OsFamily, v: &Value, opts: ParseOptions) -> R<AppDef> {
-    let p = format!("app.{os}");
+/// `cur` is at `app.<os>`.
+fn parse_os_block(
+    server: &str,
+    os: OsFamily,
+    v: &Value,
+    opts: ParseOptions,
+    cur: &mut Cursor<'static>,
+) -> R<AppDef> {
     let Value::Mapping(m) = v else {
-        return fail(p, must_be("a mapping", v));
+        return fail(cur, must_be("a mapping", v));
     };
-    check_keys(m, &p, &OS_BLOCK_KEYS)?;
+    check_keys(m, cur, &OS_BLOCK_KEYS)?;
 
     // 2. presence
     let presence = match m.get("presence") {
@@ -238,65 +263,65 @@ fn parse_os_block(server: &str, os: OsFamily, v: &Value, opts: ParseOptions) -> 
                         msg.push_str(&format!("; did you mean '{c}'?"));
                     }
                 }
-                Some(o) => msg.push_str(&format!(" (got {})", describe(o))),
+                Some(o) => msg.push_str(&got_type(o)),
             }
-            return fail(format!("{p}.presence"), msg);
+            return Err(cur.problem_at("presence", msg));
         }
     };
 
     // 3. location
-    let lp = format!("{p}.location");
+    cur.key("location");
     let locations = match m.get("location") {
         Some(Value::Sequence(items)) => {
             if items.is_empty() {
-                return fail(lp, "is required");
+                return fail(cur, "is required");
             }
             let mut out = Vec::with_capacity(items.len());
             for (i, item) in items.iter().enumerate() {
-                out.push(parse_location_item(
-                    item,
-                    os,
-                    presence,
-                    &format!("{lp}[{i}]"),
-                )?);
+                cur.index(i);
+                out.push(parse_location_item(item, os, presence, cur)?);
+                cur.pop();
             }
             out
         }
         // Decision 2: a lone mapping is a list of one.
         Some(item @ (Value::String(_) | Value::Mapping(_))) => {
-            vec![parse_location_item(item, os, presence, &lp)?]
+            vec![parse_location_item(item, os, presence, cur)?]
         }
-        None | Some(Value::Null) => return fail(lp, "is required"),
+        None | Some(Value::Null) => return fail(cur, "is required"),
         Some(other) => {
             return fail(
-                lp,
+                cur,
                 format!(
-                    "is required: a path, a location mapping or a list of them (got {})",
-                    describe(other)
+                    "is required: a path, a location mapping or a list of them{}",
+                    got_type(other)
                 ),
             );
         }
     };
+    cur.pop();
 
     // 4. version
-    let vp = format!("{p}.version");
+    cur.key("version");
     let (version_kind, version_arg) = match m.get("version") {
         None => (VersionKind::None, String::new()),
         Some(v) if is_falsy(v) => (VersionKind::None, String::new()),
-        Some(Value::Mapping(vm)) => parse_version(vm, os, presence, &vp, opts)?,
-        Some(other) => return fail(vp, must_be("a mapping", other)),
+        Some(Value::Mapping(vm)) => parse_version(vm, os, presence, cur, opts)?,
+        Some(other) => return fail(cur, must_be("a mapping", other)),
     };
+    cur.pop();
 
     // 5. liveness
-    let livp = format!("{p}.liveness");
+    cur.key("liveness");
     let liveness = match m.get("liveness") {
         None => Liveness::None,
         Some(v) if is_falsy(v) => Liveness::None,
-        Some(Value::Mapping(lm)) => parse_liveness(lm, os, &livp)?,
+        Some(Value::Mapping(lm)) => parse_liveness(lm, os, cur)?,
         Some(other) => {
-            return fail(livp, must_be("a mapping", other));
+            return fail(cur, must_be("a mapping", other));
         }
     };
+    cur.pop();
 
     Ok(AppDef {
         app_id: server.to_string(),
@@ -309,23 +334,32 @@ fn parse_os_block(server: &str, os: OsFamily, v: &Value, opts: ParseOptions) -> 
     })
 }
 
-fn version_kind_names(opts: ParseOptions) -> Vec<&'static str> {
-    let mut v = vec!["none", "pe_resource", "plist", "uninstall_registry"];
+/// The version kinds a source may name (`custom` only for a component).
+fn version_kind_names(opts: ParseOptions) -> &'static [&'static str] {
+    const ALL: [&str; 5] = [
+        "none",
+        "pe_resource",
+        "plist",
+        "uninstall_registry",
+        "custom",
+    ];
     if opts.allow_custom_version {
-        v.push("custom");
+        &ALL
+    } else {
+        &ALL[..4]
     }
-    v
 }
 
+/// `cur` is at `app.<os>.version`.
 fn parse_version(
     vm: &Mapping,
     os: OsFamily,
     presence: Presence,
-    vp: &str,
+    cur: &Cursor<'_>,
     opts: ParseOptions,
 ) -> R<(VersionKind, String)> {
-    check_keys(vm, vp, &VERSION_KEYS)?;
-    let kp = format!("{vp}.kind");
+    check_keys(vm, cur, &VERSION_KEYS)?;
+    let kind_fail = |msg: String| Err(cur.problem_at("kind", msg));
     let names = version_kind_names(opts);
     // `kind: null` is a type error (a kind was meant and none was written);
     // only a missing `kind` means none.
@@ -338,28 +372,24 @@ fn parse_version(
             "uninstall_registry" => VersionKind::UninstallRegistry,
             "custom" if opts.allow_custom_version => VersionKind::Custom,
             "custom" => {
-                return fail(
-                    kp,
-                    "'custom' is only valid in a component's manifest (its probe-version export reads the version)",
+                return kind_fail(
+                    "'custom' is only valid in a component's manifest (its probe-version export reads the version)".into(),
                 );
             }
             other => {
-                let mut msg = format!("must be one of {}", quoted_list(&names));
-                if let Some(c) = did_you_mean(other, &names) {
+                let mut msg = format!("must be one of {}", quoted_list(names));
+                if let Some(c) = did_you_mean(other, names) {
                     msg.push_str(&format!("; did you mean '{c}'?"));
                 }
-                return fail(kp, msg);
+                return kind_fail(msg);
             }
         },
         Some(other) => {
-            return fail(
-                kp,
-                format!(
-                    "must be one of {} (got {})",
-                    quoted_list(&names),
-                    describe(other)
-                ),
-            );
+            return kind_fail(format!(
+                "must be one of {}{}",
+                quoted_list(names),
+                got_type(other)
+            ));
         }
     };
     // OS restriction of the version kind.
@@ -371,27 +401,27 @@ fn parse_version(
     if let Some(only) = only
         && only != os
     {
-        return fail(
-            kp,
-            format!("'{}' is only valid under app.{only}", kind.as_str()),
-        );
+        return kind_fail(format!(
+            "'{}' is only valid under app.{only}",
+            kind.as_str()
+        ));
     }
     // Decision 3: a plist is read from a bundle.
     if kind == VersionKind::Plist && presence != Presence::Bundle {
-        return fail(kp, format!("'plist' needs app.{os}.presence bundle"));
+        return kind_fail(format!("'plist' needs app.{os}.presence bundle"));
     }
-    let dp = format!("{vp}.display_name_prefix");
-    let arg = falsy_or_text(vm.get("display_name_prefix"))
-        .or_else(|got| fail(&dp, format!("must be a string (got {got})")))?;
+    let dp = "display_name_prefix";
+    let arg = falsy_or_text(vm.get(dp))
+        .map_err(|got| cur.problem_at(dp, must_be_got("a string", got)))?;
     if kind == VersionKind::UninstallRegistry && arg.is_empty() {
-        return fail(dp, "is required for uninstall_registry");
+        return Err(cur.problem_at(dp, "is required for uninstall_registry"));
     }
     Ok((kind, arg))
 }
 
-fn parse_liveness(lm: &Mapping, os: OsFamily, livp: &str) -> R<Liveness> {
-    check_keys(lm, livp, &LIVENESS_KEYS)?;
-    let kp = format!("{livp}.kind");
+/// `cur` is at `app.<os>.liveness`.
+fn parse_liveness(lm: &Mapping, os: OsFamily, cur: &mut Cursor<'static>) -> R<Liveness> {
+    check_keys(lm, cur, &LIVENESS_KEYS)?;
     let server_json = match lm.get("kind") {
         None => false,
         Some(Value::String(s)) if s == "server_json" => true,
@@ -403,38 +433,34 @@ fn parse_liveness(lm: &Mapping, os: OsFamily, livp: &str) -> R<Liveness> {
                     msg.push_str(&format!("; did you mean '{c}'?"));
                 }
             } else {
-                msg.push_str(&format!(" (got {})", describe(other)));
+                msg.push_str(&got_type(other));
             }
-            return fail(kp, msg);
+            return Err(cur.problem_at("kind", msg));
         }
     };
-    let text = |key: &str| -> R<String> {
-        falsy_or_text(lm.get(key)).or_else(|got| {
-            fail(
-                format!("{livp}.{key}"),
-                format!("must be a string (got {got})"),
-            )
-        })
+    let text = |key: &str, cur: &Cursor<'_>| -> R<String> {
+        falsy_or_text(lm.get(key)).map_err(|got| cur.problem_at(key, must_be_got("a string", got)))
     };
-    let path_p = format!("{livp}.path");
-    let raw_path = text("path")?;
+    let raw_path = text("path", cur)?;
     if server_json && raw_path.is_empty() {
-        return fail(path_p, "is required for server_json");
+        return Err(cur.problem_at("path", "is required for server_json"));
     }
     // Hardened (line B): the path is stored stripped and must be rooted.
     let path = raw_path.trim().to_string();
     if !raw_path.is_empty() {
-        check_rooted(&path, os, &path_p, false)?;
+        cur.key("path");
+        check_rooted(&path, os, cur, false)?;
+        cur.pop();
     }
-    let mut endpoint_path = text("endpoint_path")?;
+    let mut endpoint_path = text("endpoint_path", cur)?;
     if endpoint_path.is_empty() {
         endpoint_path = "/mcp".to_string();
     }
     if !is_plain_endpoint_path(&endpoint_path) {
-        return fail(
-            format!("{livp}.endpoint_path"),
+        return Err(cur.problem_at(
+            "endpoint_path",
             "must be a plain path starting with '/' (letters, digits and . _ ~ - /; no userinfo, query, fragment, scheme, whitespace or '..' segment)",
-        );
+        ));
     }
     let mut keys = Vec::with_capacity(3);
     for (key, default) in [
@@ -442,16 +468,16 @@ fn parse_liveness(lm: &Mapping, os: OsFamily, livp: &str) -> R<Liveness> {
         ("url_key", "http"),
         ("token_key", "token"),
     ] {
-        let v = text(key)?;
+        let v = text(key, cur)?;
         if v.is_empty() {
             keys.push(default.to_string());
         } else if is_simple_key(&v) {
             keys.push(v);
         } else {
-            return fail(
-                format!("{livp}.{key}"),
+            return Err(cur.problem_at(
+                key,
                 "must be a simple key name (letters, digits, '_', '.', '-')",
-            );
+            ));
         }
     }
     if !server_json {
@@ -489,14 +515,21 @@ pub fn is_simple_key(s: &str) -> bool {
 // Locations (docs/declarations.md §2.3–2.5)
 // ---------------------------------------------------------------------------
 
-fn parse_location_item(v: &Value, os: OsFamily, presence: Presence, label: &str) -> R<Location> {
+/// `cur` is at the item (`app.<os>.location[i]`, or `app.<os>.location`
+/// for a lone one).
+fn parse_location_item(
+    v: &Value,
+    os: OsFamily,
+    presence: Presence,
+    cur: &Cursor<'_>,
+) -> R<Location> {
     match v {
         Value::String(s) => {
             let t = s.trim();
             if t.is_empty() {
-                return fail(label, "is required");
+                return fail(cur, "is required");
             }
-            check_rooted(t, os, label, true)?;
+            check_rooted(t, os, cur, true)?;
             Ok(Location {
                 kind: LocationKind::Path,
                 value: t.to_string(),
@@ -509,14 +542,11 @@ fn parse_location_item(v: &Value, os: OsFamily, presence: Presence, label: &str)
                 _ => None,
             };
             let Some(spec) = spec else {
-                return fail(label, kind_help(m.get("kind")));
+                return fail(cur, kind_help(m.get("kind")));
             };
-            parse_kind_location(m, spec, os, presence, label)
+            parse_kind_location(m, spec, os, presence, cur)
         }
-        other => fail(
-            label,
-            format!("{} (got {})", kind_help(None), describe(other)),
-        ),
+        other => fail(cur, format!("{}{}", kind_help(None), got_type(other))),
     }
 }
 
@@ -539,26 +569,25 @@ fn parse_kind_location(
     spec: &LocationKindSpec,
     os: OsFamily,
     presence: Presence,
-    label: &str,
+    cur: &Cursor<'_>,
 ) -> R<Location> {
     let kind = spec.kind.as_str();
-    let mut allowed = vec!["kind", spec.key];
-    if spec.needs_file {
-        allowed.push("file");
-    }
-    check_keys(m, label, &allowed)?;
+    let allowed = ["kind", spec.key, "file"];
+    let allowed = if spec.needs_file {
+        &allowed[..]
+    } else {
+        &allowed[..2]
+    };
+    check_keys(m, cur, allowed)?;
     // OS restriction before presence (docs/declarations.md §2.3 rule 2).
     if let Some(only) = spec.only_under
         && only != os
     {
-        return fail(
-            label,
-            format!("kind '{kind}' is only valid under app.{only}"),
-        );
+        return fail(cur, format!("kind '{kind}' is only valid under app.{only}"));
     }
     if presence != spec.presence {
         return fail(
-            label,
+            cur,
             format!(
                 "kind '{kind}' needs app.{os}.presence {}",
                 spec.presence.as_str()
@@ -566,19 +595,16 @@ fn parse_kind_location(
         );
     }
     let Some(value) = relative_name(m.get(spec.key), false) else {
-        return fail(
-            format!("{label}.{}", spec.key),
-            "must be a bare name (no folders, drive or URL)",
-        );
+        return Err(cur.problem_at(spec.key, "must be a bare name (no folders, drive or URL)"));
     };
     let file = if spec.needs_file {
         match relative_name(m.get("file"), true) {
             Some(f) => f,
             None => {
-                return fail(
-                    format!("{label}.file"),
+                return Err(cur.problem_at(
+                    "file",
                     "must be a relative path inside the install folder (e.g. bin/app.exe)",
-                );
+                ));
             }
         }
     } else {
@@ -602,26 +628,38 @@ pub(crate) fn relative_name(v: Option<&Value>, allow_dirs: bool) -> Option<Strin
     if t.is_empty() || t.contains("://") {
         return None;
     }
-    let norm = t.replace('\\', "/");
-    let segs: Vec<&str> = norm.split('/').collect();
-    if segs.iter().any(|s| s.is_empty() || *s == "..") || segs[0].contains(':') {
-        return None;
+    let norm = backslashes_to_slashes(t);
+    let mut segs = 0;
+    for (i, seg) in norm.split('/').enumerate() {
+        if seg.is_empty() || seg == ".." || (i == 0 && seg.contains(':')) {
+            return None;
+        }
+        segs += 1;
     }
-    if !allow_dirs && segs.len() != 1 {
+    if !allow_dirs && segs != 1 {
         return None;
     }
     Some(t.to_string())
 }
 
+/// `t` with every `\\` turned into `/`, copied only when it has one.
+fn backslashes_to_slashes(t: &str) -> std::borrow::Cow<'_, str> {
+    if t.contains('\\') {
+        std::borrow::Cow::Owned(t.replace('\\', "/"))
+    } else {
+        std::borrow::Cow::Borrowed(t)
+    }
+}
+
 /// Rootedness (docs/declarations.md §2.4) plus decision 4, for a stripped non-empty
 /// string. `location` adds the no-`**` rule of location strings.
-fn check_rooted(t: &str, os: OsFamily, label: &str, location: bool) -> R<()> {
+fn check_rooted(t: &str, os: OsFamily, cur: &Cursor<'_>, location: bool) -> R<()> {
     // `\` separates only on win32; on linux/darwin it is a file-name
     // character (`/\srv\x` is a file in `/`).
     let norm = if os == OsFamily::Win32 {
-        t.replace('\\', "/")
+        backslashes_to_slashes(t)
     } else {
-        t.to_string()
+        std::borrow::Cow::Borrowed(t)
     };
     // Decision 4: network paths are refused on every OS (wasmgate never
     // looks at the network). On linux/darwin only exactly two leading `/`
@@ -632,14 +670,14 @@ fn check_rooted(t: &str, os: OsFamily, label: &str, location: bool) -> R<()> {
     };
     if network {
         return fail(
-            label,
+            cur,
             "must be absolute, not a network path (//server/share is not allowed)",
         );
     }
     // Decision 4: %VAR% never expands under linux/darwin.
     if os != OsFamily::Win32 && t.starts_with('%') {
         return fail(
-            label,
+            cur,
             format!("must be absolute: %VAR% never expands under app.{os}; use $VAR instead"),
         );
     }
@@ -667,7 +705,7 @@ fn check_rooted(t: &str, os: OsFamily, label: &str, location: bool) -> R<()> {
     } else {
         "without '..' or a URL scheme"
     };
-    fail(label, format!("{start}, {without}"))
+    fail(cur, format!("{start}, {without}"))
 }
 
 // ---------------------------------------------------------------------------
@@ -676,15 +714,16 @@ fn check_rooted(t: &str, os: OsFamily, label: &str, location: bool) -> R<()> {
 
 const REQUIRES_KEYS: [&str; 3] = ["app", "min_version", "gpu"];
 
-fn parse_requires(v: &Value, app: Option<&[AppDef]>) -> R<Requires> {
+/// `cur` is at `requires`.
+fn parse_requires(v: &Value, app: Option<&[AppDef]>, cur: &mut Cursor<'static>) -> R<Requires> {
     let m = match v {
         Value::Null => return Ok(Requires::default()),
         Value::Mapping(m) => m,
         other => {
-            return fail("requires", must_be("a mapping", other));
+            return fail(cur, must_be("a mapping", other));
         }
     };
-    check_keys(m, "requires", &REQUIRES_KEYS)?;
+    check_keys(m, cur, &REQUIRES_KEYS)?;
 
     let gpu = match m.get("gpu") {
         None | Some(Value::Null) => None,
@@ -696,9 +735,9 @@ fn parse_requires(v: &Value, app: Option<&[AppDef]>) -> R<Requires> {
                     msg.push_str("; did you mean 'nvidia'?")
                 }
                 Value::String(_) => {}
-                o => msg.push_str(&format!(" (got {})", describe(o))),
+                o => msg.push_str(&got_type(o)),
             }
-            return fail("requires.gpu", msg);
+            return Err(cur.problem_at("gpu", msg));
         }
     };
 
@@ -706,18 +745,13 @@ fn parse_requires(v: &Value, app: Option<&[AppDef]>) -> R<Requires> {
         None => false,
         Some(Value::Bool(b)) => *b,
         Some(other) => {
-            return fail(
-                "requires.app",
-                format!("must be a boolean (true or false; got {})", describe(other)),
-            );
+            return Err(cur.problem_at("app", must_be_noted("a boolean", "true or false", other)));
         }
     };
     if needs_app && app.is_none() {
-        return fail(
-            "requires.app",
-            "is true but the declaration has no 'app' block",
-        );
+        return Err(cur.problem_at("app", "is true but the declaration has no 'app' block"));
     }
+    cur.key("min_version");
 
     let min_version = match m.get("min_version") {
         None | Some(Value::Null) => None,
@@ -725,7 +759,7 @@ fn parse_requires(v: &Value, app: Option<&[AppDef]>) -> R<Requires> {
         // Decision 5: YAML read `2.3` as a number.
         Some(Value::Number(n)) => {
             return fail(
-                "requires.min_version",
+                cur,
                 format!(
                     "must be a dotted numeric string, but YAML read {n} as a number; quote it: min_version: \"{n}\""
                 ),
@@ -734,10 +768,10 @@ fn parse_requires(v: &Value, app: Option<&[AppDef]>) -> R<Requires> {
         Some(other) => {
             let got = match other {
                 Value::String(_) => String::new(),
-                o => format!(" (got {})", describe(o)),
+                o => got_type(o),
             };
             return fail(
-                "requires.min_version",
+                cur,
                 format!(
                     "must be a dotted numeric string like \"2.3\" (ASCII digits and dots, each part 1 to 9 digits){got}"
                 ),
@@ -746,7 +780,7 @@ fn parse_requires(v: &Value, app: Option<&[AppDef]>) -> R<Requires> {
     };
     if min_version.is_some() {
         if !needs_app {
-            return fail("requires.min_version", "needs requires.app: true");
+            return fail(cur, "needs requires.app: true");
         }
         if let Some(defs) = app {
             let multi = defs.len() > 1;
@@ -756,7 +790,7 @@ fn parse_requires(v: &Value, app: Option<&[AppDef]>) -> R<Requires> {
                 d.version_kind == VersionKind::None && !(d.os_family == OsFamily::Linux && multi)
             }) {
                 return fail(
-                    "requires.min_version",
+                    cur,
                     format!(
                         "needs a version source under app.{} (kind is none)",
                         d.os_family

@@ -8,8 +8,8 @@ use super::schema::{
     ManifestContext, ManifestError, ManifestResult, ServersResult, SkillSource,
     manifest_from_value, plugin_dir_of, server_from_value, servers_from_value,
 };
-use crate::declaration::value::{Fail, describe, must_be, unknown_keys_message};
 use crate::platform::ReadError;
+use crate::validation::{Problem, got_type, must_be, unknown_keys_message};
 use std::path::Path;
 use yaml_serde::{Mapping, Value};
 
@@ -523,7 +523,7 @@ pub fn load_plugin_json_with(path: &Path, ctx: &ManifestContext) -> ManifestResu
             None | Some(Value::Null) => {}
             Some(Value::Mapping(h)) => {
                 for k in h.keys() {
-                    let key = crate::declaration::value::key_text(k);
+                    let key = crate::validation::key_text(k);
                     if key != "servers" {
                         errors.push(err(
                             None,
@@ -540,8 +540,8 @@ pub fn load_plugin_json_with(path: &Path, ctx: &ManifestContext) -> ManifestResu
                 &ext_where,
                 "",
                 format!(
-                    "extensions[\"{HERMES_EXTENSION}\"] must be an object (got {})",
-                    describe(other)
+                    "extensions[\"{HERMES_EXTENSION}\"] must be an object{}",
+                    got_type(other)
                 ),
             )),
         },
@@ -568,7 +568,7 @@ pub fn load_plugin_json_with(path: &Path, ctx: &ManifestContext) -> ManifestResu
     let mut entries = Mapping::new();
     let mut labels: Vec<(String, String)> = Vec::new();
     for (k, entry) in &mcp_servers {
-        let name = crate::declaration::value::key_text(k);
+        let name = crate::validation::key_text(k);
         let label = format!("{servers_where} server '{name}'");
         let mut e = match entry {
             Value::Mapping(m) => m.clone(),
@@ -621,8 +621,8 @@ pub fn load_plugin_json_with(path: &Path, ctx: &ManifestContext) -> ManifestResu
                     }
                     decl_label = dlabel;
                 }
-                Err((p, m)) => {
-                    errors.push(err(Some(&name), &dlabel, &p, m));
+                Err(Problem { path, message, .. }) => {
+                    errors.push(err(Some(&name), &dlabel, &path, message));
                     continue;
                 }
             }
@@ -632,7 +632,7 @@ pub fn load_plugin_json_with(path: &Path, ctx: &ManifestContext) -> ManifestResu
     }
     for k in decls.keys() {
         if !mcp_servers.contains_key(k) {
-            let name = crate::declaration::value::key_text(k);
+            let name = crate::validation::key_text(k);
             errors.push(err(
                 Some(&name),
                 &format!("{ext_where} server '{name}'"),
@@ -650,7 +650,7 @@ pub fn load_plugin_json_with(path: &Path, ctx: &ManifestContext) -> ManifestResu
     let mut servers = Vec::new();
     res.server_order = mcp_servers
         .keys()
-        .map(crate::declaration::value::key_text)
+        .map(crate::validation::key_text)
         .collect();
     let mut names = Vec::new();
     for (name, label) in labels {
@@ -677,15 +677,15 @@ pub fn load_plugin_json_with(path: &Path, ctx: &ManifestContext) -> ManifestResu
 
 /// One `extensions[…].servers.<name>` entry → (`app`, `requires`) in the
 /// plugin.yaml schema, with a server-level `liveness` folded into `app`.
-fn extension_entry(d: &Value) -> Result<(Option<Value>, Option<Value>), Fail> {
+fn extension_entry(d: &Value) -> Result<(Option<Value>, Option<Value>), Problem> {
     let Value::Mapping(m) = d else {
-        return Err((
-            String::new(),
+        return Err(Problem::new(
+            "",
             must_be("an object {app, requires, liveness}", d),
         ));
     };
     if let Some(msg) = unknown_keys_message(m, &["app", "requires", "liveness"]) {
-        return Err((String::new(), msg));
+        return Err(Problem::new("", msg));
     }
     let app = m.get("app").filter(|v| !v.is_null()).cloned();
     let requires = m.get("requires").filter(|v| !v.is_null()).cloned();
@@ -693,29 +693,29 @@ fn extension_entry(d: &Value) -> Result<(Option<Value>, Option<Value>), Fail> {
         return Ok((app, requires));
     };
     if app.is_none() && requires.is_none() {
-        return Err(("liveness".into(), "needs app or requires beside it".into()));
+        return Err(Problem::new("liveness", "needs app or requires beside it"));
     }
     let Value::Mapping(lm) = liveness else {
-        return Err(("liveness".into(), must_be("an object", liveness)));
+        return Err(Problem::new("liveness", must_be("an object", liveness)));
     };
     let kind = lm.get("kind").and_then(Value::as_str).unwrap_or("static");
     match kind {
         "static" | "interactive_session" => {
             if let Some(msg) = unknown_keys_message(lm, &["kind"]) {
-                return Err(("liveness".into(), msg));
+                return Err(Problem::new("liveness", msg));
             }
             Ok((app, requires))
         }
         "server_json" => {
             if let Some(msg) = unknown_keys_message(lm, &["kind", "path", "fields"]) {
-                return Err(("liveness".into(), msg));
+                return Err(Problem::new("liveness", msg));
             }
             let path = match lm.get("path") {
                 Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
                 _ => {
-                    return Err((
-                        "liveness.path".into(),
-                        "must be a non-empty string for server_json".into(),
+                    return Err(Problem::new(
+                        "liveness.path",
+                        "must be a non-empty string for server_json",
                     ));
                 }
             };
@@ -724,7 +724,7 @@ fn extension_entry(d: &Value) -> Result<(Option<Value>, Option<Value>), Fail> {
                 None | Some(Value::Null) => {}
                 Some(Value::Mapping(f)) => {
                     if let Some(msg) = unknown_keys_message(f, &["url", "token", "pid"]) {
-                        return Err(("liveness.fields".into(), msg));
+                        return Err(Problem::new("liveness.fields", msg));
                     }
                     for (field, key) in [
                         ("url", "url_key"),
@@ -737,16 +737,16 @@ fn extension_entry(d: &Value) -> Result<(Option<Value>, Option<Value>), Fail> {
                                 keys.push((key, Value::String(s.clone())))
                             }
                             Some(_) => {
-                                return Err((
+                                return Err(Problem::new(
                                     format!("liveness.fields.{field}"),
-                                    "must be a non-empty string".into(),
+                                    "must be a non-empty string",
                                 ));
                             }
                         }
                     }
                 }
                 Some(other) => {
-                    return Err(("liveness.fields".into(), must_be("an object", other)));
+                    return Err(Problem::new("liveness.fields", must_be("an object", other)));
                 }
             }
             // Fold into every OS block; the parser then checks the result.
@@ -778,8 +778,8 @@ fn extension_entry(d: &Value) -> Result<(Option<Value>, Option<Value>), Fail> {
             });
             Ok((app, requires))
         }
-        other => Err((
-            "liveness.kind".into(),
+        other => Err(Problem::new(
+            "liveness.kind",
             format!(
                 "must be one of ['static', 'interactive_session', 'server_json'] (got '{other}')"
             ),

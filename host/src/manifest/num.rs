@@ -1,7 +1,7 @@
 //! Numbers in manifests (`docs/mcp-client.md` §1): a quoted number is read
 //! as a number (`"120"` → 120); anything else that is not a number is an error.
 
-use crate::declaration::value::must_be;
+use crate::validation::must_be;
 use std::time::Duration;
 use yaml_serde::Value;
 

@@ -13,7 +13,7 @@
 //! (`<config>: plugins.<name>.<key> …`) and grants only its valid names.
 
 use super::schema::ManifestError;
-use crate::declaration::value::{key_text, must_be, unknown_keys_message};
+use crate::validation::{Cursor, Problem, key_text, must_be, unknown_keys_message};
 use std::collections::BTreeMap;
 use yaml_serde::Value;
 
@@ -65,24 +65,20 @@ fn is_var_name(s: &str) -> bool {
         && !s.chars().any(char::is_whitespace)
 }
 
-/// A list of non-empty strings under `plugins.<name>.<key>`; each bad item
-/// is an error and left out.
+/// A list of non-empty strings at `cur` (`plugins.<name>.<key>`); each bad
+/// item is reported and left out.
 fn string_list(
     v: &Value,
-    at: &str,
     valid: impl Fn(&str) -> bool,
     what: &str,
     list_what: &str,
-    err: &mut dyn FnMut(String, String),
+    cur: &mut Cursor<'_>,
 ) -> Vec<String> {
     let items = match v {
         Value::Null => return Vec::new(),
         Value::Sequence(items) => items,
         other => {
-            err(
-                at.to_string(),
-                must_be(&format!("a list of {list_what}"), other),
-            );
+            cur.report_at("", must_be(&format!("a list of {list_what}"), other));
             return Vec::new();
         }
     };
@@ -94,11 +90,11 @@ fn string_list(
                     out.push(s.clone());
                 }
             }
-            Value::String(s) => err(
-                format!("{at}[{i}]"),
+            Value::String(s) => cur.report_at(
+                &format!("[{i}]"),
                 format!("must be {what} (got '{}')", s.escape_debug()),
             ),
-            o => err(format!("{at}[{i}]"), must_be(what, o)),
+            o => cur.report_at(&format!("[{i}]"), must_be(what, o)),
         }
     }
     out
@@ -141,45 +137,48 @@ pub fn plugins_from_value(v: Option<&Value>, where_: &str) -> (PluginsConfig, Ve
                 continue;
             }
         };
-        let at = format!("plugins.{name}");
         let mut settings = PluginSettings::default();
-        let mut entry_errors: Vec<ManifestError> = Vec::new();
-        let mut err = |p: String, msg: String| entry_errors.push(mk(p, msg));
+        let mut cur = Cursor::new();
+        cur.key("plugins").key(&name);
         match entry {
             // `name:` alone: an entry that grants nothing.
             Value::Null => {}
             Value::Mapping(e) => {
                 if let Some(msg) = unknown_keys_message(e, &ENTRY_KEYS) {
-                    err(at.clone(), msg);
+                    cur.report_at("", msg);
                 }
                 if let Some(g) = e.get("env_grants") {
+                    cur.key("env_grants");
                     settings.env_grants = string_list(
                         g,
-                        &format!("{at}.env_grants"),
                         is_var_name,
                         "an environment variable name",
                         "environment variable names",
-                        &mut err,
+                        &mut cur,
                     );
+                    cur.pop();
                 }
                 if let Some(t) = e.get("trusted_keys") {
+                    cur.key("trusted_keys");
                     settings.trusted_keys = string_list(
                         t,
-                        &format!("{at}.trusted_keys"),
                         |s| !s.trim().is_empty(),
                         "a non-empty string",
                         "public keys",
-                        &mut err,
+                        &mut cur,
                     );
+                    cur.pop();
                 }
             }
-            other => err(
-                at.clone(),
-                must_be("a mapping {env_grants, trusted_keys}", other),
-            ),
+            other => cur.report_at("", must_be("a mapping {env_grants, trusted_keys}", other)),
         }
-        settings.has_errors = !entry_errors.is_empty();
-        errors.extend(entry_errors);
+        let problems = cur.take();
+        settings.has_errors = !problems.is_empty();
+        errors.extend(
+            problems
+                .into_iter()
+                .map(|Problem { path, message, .. }| mk(path, message)),
+        );
         out.plugins.insert(name, settings);
     }
     (out, errors)

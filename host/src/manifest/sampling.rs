@@ -2,7 +2,7 @@
 //! at load time, kept as a [`SamplingPolicy`] for the MCP client.
 
 use super::num::{parse_seconds, parse_uint};
-use crate::declaration::value::{must_be, unknown_keys_message};
+use crate::validation::{Cursor, Problem, must_be, unknown_keys_message};
 use std::time::Duration;
 use yaml_serde::Value;
 
@@ -86,61 +86,51 @@ const SAMPLING_KEYS: [&str; 8] = [
     "log_level",
 ];
 
-fn u32_field(v: &Value, min: u64, path: &str) -> Result<u32, (String, String)> {
+fn u32_field(v: &Value, min: u64, cur: &Cursor<'_>) -> Result<u32, Problem> {
     let max = u64::from(u32::MAX);
     match parse_uint(v) {
         Ok(n) if n >= min && n <= max => Ok(n as u32),
-        Ok(n) if n < min => Err((
-            path.to_string(),
-            format!("must be an integer from {min} to {max}"),
-        )),
+        Ok(n) if n < min => Err(cur.problem(format!("must be an integer from {min} to {max}"))),
         // Above u32, or digits beyond 64 bits.
-        Ok(_) => Err((
-            path.to_string(),
-            format!("is out of range (an integer from {min} to {max})"),
-        )),
-        Err(m) if m.starts_with("is out of range") => Err((
-            path.to_string(),
-            format!("is out of range (an integer from {min} to {max})"),
-        )),
-        Err(m) => Err((path.to_string(), m)),
+        Ok(_) => Err(cur.problem(format!("is out of range (an integer from {min} to {max})"))),
+        Err(m) if m.starts_with("is out of range") => {
+            Err(cur.problem(format!("is out of range (an integer from {min} to {max})")))
+        }
+        Err(m) => Err(cur.problem(m)),
     }
 }
 
-/// Sets one `sampling` key on `p`; `Err((field path, message))`.
-fn set_key(
-    p: &mut SamplingPolicy,
-    key: &str,
-    v: &Value,
-    path: String,
-) -> Result<(), (String, String)> {
+/// Sets one `sampling` key on `p`; `Err` is the problem at `cur` (the key).
+fn set_key(p: &mut SamplingPolicy, key: &str, v: &Value, cur: &Cursor<'_>) -> Result<(), Problem> {
     match key {
         "enabled" => match v {
             Value::Bool(b) => p.enabled = *b,
             o => {
-                return Err((path, must_be("a boolean", o)));
+                return Err(cur.problem(must_be("a boolean", o)));
             }
         },
         "model" => match v {
             Value::String(s) if !s.trim().is_empty() => p.model = Some(s.trim().to_string()),
             o => {
-                return Err((path, must_be("a non-empty string", o)));
+                return Err(cur.problem(must_be("a non-empty string", o)));
             }
         },
-        "max_tokens_cap" => p.max_tokens_cap = u32_field(v, 1, &path)?,
-        "timeout" => p.timeout = parse_seconds(v).map_err(|m| (path, m))?,
-        "max_rpm" => p.max_rpm = u32_field(v, 0, &path)?,
-        "max_tool_rounds" => p.max_tool_rounds = u32_field(v, 0, &path)?,
+        "max_tokens_cap" => p.max_tokens_cap = u32_field(v, 1, cur)?,
+        "timeout" => p.timeout = parse_seconds(v).map_err(|m| cur.problem(m))?,
+        "max_rpm" => p.max_rpm = u32_field(v, 0, cur)?,
+        "max_tool_rounds" => p.max_tool_rounds = u32_field(v, 0, cur)?,
         "allowed_models" => {
             let Value::Sequence(items) = v else {
-                return Err((path, must_be("a list of model names", v)));
+                return Err(cur.problem(must_be("a list of model names", v)));
             };
             let mut out = Vec::with_capacity(items.len());
             for (i, it) in items.iter().enumerate() {
                 match it {
                     Value::String(s) if !s.trim().is_empty() => out.push(s.trim().to_string()),
                     o => {
-                        return Err((format!("{path}[{i}]"), must_be("a non-empty string", o)));
+                        return Err(
+                            cur.problem_at(&format!("[{i}]"), must_be("a non-empty string", o))
+                        );
                     }
                 }
             }
@@ -153,10 +143,7 @@ fn set_key(
                 Some("warning") => SamplingLogLevel::Warning,
                 Some("error") => SamplingLogLevel::Error,
                 _ => {
-                    return Err((
-                        path,
-                        "must be one of ['debug', 'info', 'warning', 'error']".into(),
-                    ));
+                    return Err(cur.problem("must be one of ['debug', 'info', 'warning', 'error']"));
                 }
             }
         }
@@ -166,29 +153,32 @@ fn set_key(
 }
 
 /// Parses `sampling:` (null/absent → defaults). `Err` lists every bad key
-/// as `(field path, message)`, in the block's order.
-pub fn parse_sampling(v: Option<&Value>) -> Result<SamplingPolicy, Vec<(String, String)>> {
+/// as a [`Problem`] with its field path, in the block's order.
+pub(crate) fn parse_sampling(v: Option<&Value>) -> Result<SamplingPolicy, Vec<Problem>> {
     let mut p = SamplingPolicy::default();
     let m = match v {
         None | Some(Value::Null) => return Ok(p),
         Some(Value::Mapping(m)) => m,
         Some(other) => {
-            return Err(vec![("sampling".into(), must_be("a mapping", other))]);
+            return Err(vec![Problem::new("sampling", must_be("a mapping", other))]);
         }
     };
     let mut bad = Vec::new();
     if let Some(msg) = unknown_keys_message(m, &SAMPLING_KEYS) {
-        bad.push(("sampling".into(), msg));
+        bad.push(Problem::new("sampling", msg));
     }
+    let mut cur = Cursor::new();
+    cur.key("sampling");
     for (k, v) in m {
         let key = k.as_str().unwrap_or_default();
-        let path = format!("sampling.{key}");
         if v.is_null() {
             continue; // null keeps the default
         }
-        if let Err(f) = set_key(&mut p, key, v, path) {
+        cur.key(key);
+        if let Err(f) = set_key(&mut p, key, v, &cur) {
             bad.push(f);
         }
+        cur.pop();
     }
     if bad.is_empty() { Ok(p) } else { Err(bad) }
 }
@@ -197,7 +187,7 @@ pub fn parse_sampling(v: Option<&Value>) -> Result<SamplingPolicy, Vec<(String, 
 mod tests {
     use super::*;
 
-    fn parse(y: &str) -> Result<SamplingPolicy, Vec<(String, String)>> {
+    fn parse(y: &str) -> Result<SamplingPolicy, Vec<Problem>> {
         let v: Value = yaml_serde::from_str(y).unwrap();
         parse_sampling(Some(&v))
     }
@@ -231,7 +221,7 @@ mod tests {
             ("{max_tokens: 5}", "sampling"),
             ("[1]", "sampling"),
         ] {
-            assert_eq!(parse(y).unwrap_err()[0].0, path, "{y}");
+            assert_eq!(parse(y).unwrap_err()[0].path, path, "{y}");
         }
     }
 }

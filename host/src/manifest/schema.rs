@@ -27,11 +27,12 @@ use super::server::{
     JwtAlgorithm, OAuthConfig, ServerSpec, ToolFilter, Transport,
 };
 use crate::declaration::parse::relative_name;
-use crate::declaration::value::{
-    Fail, describe, did_you_mean, must_be, scalar_text, unknown_keys_message,
-};
 use crate::declaration::{
     Declaration, DeclarationError, Liveness, ParseOptions, parse_declaration,
+};
+use crate::validation::{
+    Cursor, Problem, describe, did_you_mean, must_be, must_be_got, must_be_noted,
+    must_be_noted_got, scalar_text, unknown_keys_message,
 };
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -154,7 +155,7 @@ pub struct ManifestError {
     /// What is wrong.
     pub message: String,
     /// The offending value as shown after the path (quoted, escaped, cut;
-    /// `crate::declaration::value::echo_at`), when there is one to show.
+    /// `crate::validation::echo_at`), when there is one to show.
     pub value: Option<String>,
 }
 
@@ -190,7 +191,7 @@ impl ManifestError {
     ) {
         for e in errors {
             if e.value.is_none() {
-                e.value = crate::declaration::value::echo_at(root, &e.path);
+                e.value = crate::validation::echo_at(root, &e.path);
             }
         }
     }
@@ -301,7 +302,7 @@ pub fn manifest_from_value(value: &Value, ctx: &ManifestContext) -> ManifestResu
                 w,
                 None,
                 "name",
-                format!("must be a plugin name (letters, digits, '_', '.', '-'; got {got})"),
+                must_be_noted_got("a plugin name", "letters, digits, '_', '.', '-'", got),
             ));
             None
         }
@@ -325,7 +326,7 @@ pub fn manifest_from_value(value: &Value, ctx: &ManifestContext) -> ManifestResu
                 w,
                 None,
                 "version",
-                format!("must be a non-empty string (got {got})"),
+                must_be_got("a non-empty string", got),
             ));
             None
         }
@@ -551,7 +552,7 @@ pub fn servers_from_value(
                     "mcp_servers",
                     format!(
                         "has a bad server name '{}' (1 to {MAX_SERVER_NAME} characters, not blank, no control characters)",
-                        crate::declaration::value::key_text(other).escape_debug()
+                        crate::validation::key_text(other).escape_debug()
                     ),
                 ));
                 continue;
@@ -560,7 +561,8 @@ pub fn servers_from_value(
         out.order.push(name.clone());
         let label = ctx.server_where(&name);
         let result = server_from_value(&name, entry, ctx, plugin, &label, &mut out.warnings);
-        if let Some(first) = prefixes.get(&minted_prefix(&name)) {
+        let prefix = minted_prefix(&name);
+        if let Some(first) = prefixes.get(&prefix) {
             let mut errors = vec![ManifestError::new(
                 &label,
                 Some(&name),
@@ -573,7 +575,7 @@ pub fn servers_from_value(
             out.errors.extend(errors);
             continue;
         }
-        prefixes.insert(minted_prefix(&name), name.clone());
+        prefixes.insert(prefix, name.clone());
         match result {
             Ok(s) => out.servers.push(s),
             Err(e) => out.errors.extend(e),
@@ -631,7 +633,9 @@ pub fn server_from_value(
         )]);
     };
     let mut errs: Vec<ManifestError> = Vec::new();
-    let fail = |errs: &mut Vec<ManifestError>, (p, msg): Fail| errs.push(err(&p, msg));
+    let fail = |errs: &mut Vec<ManifestError>, Problem { path, message, .. }: Problem| {
+        errs.push(err(&path, message))
+    };
     if let Some(msg) = unknown_keys_message(m, &SERVER_KEYS) {
         errs.push(err("", msg));
     }
@@ -640,10 +644,7 @@ pub fn server_from_value(
         None => default,
         Some(Value::Bool(b)) => *b,
         Some(o) => {
-            errs.push(err(
-                key,
-                format!("must be a boolean (true or false; got {})", describe(o)),
-            ));
+            errs.push(err(key, must_be_noted("a boolean", "true or false", o)));
             default
         }
     };
@@ -696,10 +697,10 @@ pub fn server_from_value(
 
     // Each given transport is checked, so a server with both command and
     // url also hears about a bad url.
-    let mut bad: Vec<Fail> = Vec::new();
+    let mut bad = Cursor::new();
     let stdio = has_command.then(|| stdio_transport(m, ctx, plugin, label, warnings, &mut bad));
     let http = has_url.then(|| http_transport(m, ctx, plugin, label, warnings, &mut bad));
-    for f in bad.drain(..) {
+    for f in bad.take() {
         fail(&mut errs, f);
     }
     let transport = match (stdio, http) {
@@ -739,14 +740,11 @@ pub fn server_from_value(
         Some(v) => match parse_uint(v) {
             Ok(n) if n >= 1 && usize::try_from(n).is_ok() => n as usize,
             Ok(_) => {
-                bad.push((
-                    "max_result_bytes".into(),
-                    "must be a positive number of bytes".into(),
-                ));
+                bad.report_at("max_result_bytes", "must be a positive number of bytes");
                 DEFAULT_MAX_RESULT_BYTES
             }
             Err(msg) => {
-                bad.push(("max_result_bytes".into(), msg));
+                bad.report_at("max_result_bytes", msg);
                 DEFAULT_MAX_RESULT_BYTES
             }
         },
@@ -756,7 +754,7 @@ pub fn server_from_value(
         SamplingPolicy::default()
     });
     let oauth = parse_oauth(m, has_url, ctx, plugin, &mut bad);
-    for f in bad.drain(..) {
+    for f in bad.take() {
         fail(&mut errs, f);
     }
 
@@ -833,33 +831,36 @@ fn stdio_transport(
     plugin: Option<&str>,
     label: &str,
     warnings: &mut Vec<String>,
-    bad: &mut Vec<Fail>,
+    bad: &mut Cursor<'_>,
 ) -> Option<Transport> {
-    let before = bad.len();
+    let before = bad.count();
     let get = |k: &str| m.get(k).filter(|v| !v.is_null());
-    let plugin_dir = ctx.plugin_dir.to_string_lossy().into_owned();
-    let with_dir = |s: &str| s.replace("${PLUGIN_DIR}", &plugin_dir);
+    let with_dir = |s: &str| {
+        // The folder's text only when a value names it (most do not).
+        if s.contains("${PLUGIN_DIR}") {
+            s.replace("${PLUGIN_DIR}", &ctx.plugin_dir.to_string_lossy())
+        } else {
+            s.to_string()
+        }
+    };
     let command = match get("command") {
         // No shell runs the command, so `~` is never expanded: refused
         // rather than looked up as a folder literally named `~`
         // (`docs/mcp-client.md` §8, "The command").
         Some(Value::String(s)) if s.trim().starts_with('~') => {
-            bad.push((
-                "command".into(),
-                format!(
+            bad.report_at("command", format!(
                     "starts with '~', which is not expanded (no shell runs the command; got '{}'); write the full path, or ${{PLUGIN_DIR}}/… for a program in the plugin folder",
                     s.trim()
-                ),
-            ));
+                ));
             String::new()
         }
         Some(Value::String(s)) if !s.trim().is_empty() => with_dir(s.trim()),
         Some(o) => {
-            bad.push(("command".into(), must_be("a non-empty string", o)));
+            bad.report_at("command", must_be("a non-empty string", o));
             String::new()
         }
         None => {
-            bad.push(("command".into(), "is missing".into()));
+            bad.report_at("command", "is missing");
             String::new()
         }
     };
@@ -870,17 +871,17 @@ fn stdio_transport(
             for (i, it) in items.iter().enumerate() {
                 match scalar_text(it) {
                     Some(t) if t.contains('\0') => {
-                        bad.push((format!("args[{i}]"), "must not contain NUL".into()))
+                        bad.report_at(&format!("args[{i}]"), "must not contain NUL")
                     }
                     Some(t) => args.push(with_dir(&t)),
-                    None => bad.push((
-                        format!("args[{i}]"),
+                    None => bad.report_at(
+                        &format!("args[{i}]"),
                         must_be("a string, number or boolean", it),
-                    )),
+                    ),
                 }
             }
         }
-        Some(o) => bad.push(("args".into(), must_be("a list", o))),
+        Some(o) => bad.report_at("args", must_be("a list", o)),
     }
     let env = string_map(
         get("env"),
@@ -915,16 +916,16 @@ fn stdio_transport(
                         ))
                     }
                     Value::String(s) if is_env_name(s) => env_passthrough.push(s.clone()),
-                    o => bad.push((
-                        format!("env_passthrough[{i}]"),
+                    o => bad.report_at(
+                        &format!("env_passthrough[{i}]"),
                         must_be("an environment variable name", o),
-                    )),
+                    ),
                 }
             }
         }
-        Some(o) => bad.push(("env_passthrough".into(), must_be("a list of names", o))),
+        Some(o) => bad.report_at("env_passthrough", must_be("a list of names", o)),
     }
-    (bad.len() == before).then_some(Transport::Stdio {
+    (bad.count() == before).then_some(Transport::Stdio {
         command,
         args,
         env,
@@ -944,7 +945,7 @@ fn parse_oauth(
     has_url: bool,
     ctx: &ManifestContext,
     plugin: Option<&str>,
-    bad: &mut Vec<Fail>,
+    bad: &mut Cursor<'_>,
 ) -> Option<OAuthConfig> {
     let get = |k: &str| m.get(k).filter(|v| !v.is_null());
     let auth = get("auth");
@@ -952,18 +953,18 @@ fn parse_oauth(
     match auth {
         None => {
             if block.is_some() {
-                bad.push(("oauth".into(), "is only valid with auth: oauth".into()));
+                bad.report_at("oauth", "is only valid with auth: oauth");
             }
             return None;
         }
         Some(Value::String(s)) if s == "oauth" => {}
         Some(o) => {
-            bad.push(("auth".into(), must_be("oauth", o)));
+            bad.report_at("auth", must_be("oauth", o));
             return None;
         }
     }
     if !has_url {
-        bad.push(("auth".into(), "is only valid with url".into()));
+        bad.report_at("auth", "is only valid with url");
         return None;
     }
     let mut cfg = OAuthConfig::default();
@@ -971,7 +972,7 @@ fn parse_oauth(
         return Some(cfg);
     };
     let Value::Mapping(b) = block else {
-        bad.push(("oauth".into(), must_be("a mapping", block)));
+        bad.report_at("oauth", must_be("a mapping", block));
         return None;
     };
     const KEYS: [&str; 8] = [
@@ -985,16 +986,16 @@ fn parse_oauth(
         "grant",
     ];
     if let Some(msg) = unknown_keys_message(b, &KEYS) {
-        bad.push(("oauth".into(), msg));
+        bad.report_at("oauth", msg);
     }
-    let before = bad.len();
-    let text = |key: &str, bad: &mut Vec<Fail>| match b.get(key).filter(|v| !v.is_null()) {
+    let before = bad.count();
+    let text = |key: &str, bad: &mut Cursor<'_>| match b.get(key).filter(|v| !v.is_null()) {
         None => None,
         Some(Value::String(s)) if !s.trim().is_empty() && s.len() <= 2048 => {
             Some(s.trim().to_string())
         }
         Some(o) => {
-            bad.push((format!("oauth.{key}"), must_be("a non-empty string", o)));
+            bad.report_at(&format!("oauth.{key}"), must_be("a non-empty string", o));
             None
         }
     };
@@ -1002,27 +1003,27 @@ fn parse_oauth(
     let has_client_id = cfg.client_id.is_some();
     // The value of a `*_env` key: the variable it names, read now; the
     // value itself is never quoted in an error.
-    let from_env = |key: &str, bad: &mut Vec<Fail>| {
+    let from_env = |key: &str, bad: &mut Cursor<'_>| {
         let var = text(key, bad)?;
         if !ctx.may_read_env(plugin, &var) {
-            bad.push((
-                format!("oauth.{key}"),
+            bad.report_at(
+                &format!("oauth.{key}"),
                 format!("names '{var}', a variable this plugin was not granted (env_grants)"),
-            ));
+            );
             return None;
         }
         let value = ctx.env.get(&var).filter(|v| !v.is_empty()).cloned();
         if value.is_none() {
-            bad.push((
-                format!("oauth.{key}"),
+            bad.report_at(
+                &format!("oauth.{key}"),
                 format!("names '{var}', which is not set in the environment"),
-            ));
+            );
         }
         if !has_client_id {
-            bad.push((
-                format!("oauth.{key}"),
-                "needs oauth.client_id (a credential belongs to a pre-registered client)".into(),
-            ));
+            bad.report_at(
+                &format!("oauth.{key}"),
+                "needs oauth.client_id (a credential belongs to a pre-registered client)",
+            );
         }
         value.map(|v| (var, v))
     };
@@ -1034,37 +1035,37 @@ fn parse_oauth(
         if pem_key {
             cfg.private_key = Some(pem);
         } else {
-            bad.push((
-                "oauth.private_key_env".into(),
+            bad.report_at(
+                "oauth.private_key_env",
                 format!("names '{var}', whose value is not a PEM private key"),
-            ));
+            );
         }
     }
     match text("signing_algorithm", bad) {
         None => {}
         Some(name) => match JwtAlgorithm::from_name(&name) {
             Some(a) => cfg.signing_algorithm = a,
-            None => bad.push((
-                "oauth.signing_algorithm".into(),
+            None => bad.report_at(
+                "oauth.signing_algorithm",
                 format!(
                     "must be one of {}",
                     JwtAlgorithm::ALL.map(|(_, n)| n).join(", ")
                 ),
-            )),
+            ),
         },
     }
     let key_named = b.get("private_key_env").is_some_and(|v| !v.is_null());
     if b.get("signing_algorithm").is_some_and(|v| !v.is_null()) && !key_named {
-        bad.push((
-            "oauth.signing_algorithm".into(),
-            "is only valid with oauth.private_key_env".into(),
-        ));
+        bad.report_at(
+            "oauth.signing_algorithm",
+            "is only valid with oauth.private_key_env",
+        );
     }
     if key_named && b.get("client_secret_env").is_some_and(|v| !v.is_null()) {
-        bad.push((
-            "oauth.private_key_env".into(),
-            "and oauth.client_secret_env are two ways to authenticate the client; give one".into(),
-        ));
+        bad.report_at(
+            "oauth.private_key_env",
+            "and oauth.client_secret_env are two ways to authenticate the client; give one",
+        );
     }
     match b.get("scopes").filter(|v| !v.is_null()) {
         None => {}
@@ -1074,29 +1075,29 @@ fn parse_oauth(
                     Value::String(s) if !s.is_empty() && !s.contains(char::is_whitespace) => {
                         cfg.scopes.push(s.clone())
                     }
-                    o => bad.push((
-                        format!("oauth.scopes[{i}]"),
+                    o => bad.report_at(
+                        &format!("oauth.scopes[{i}]"),
                         must_be("a scope name without spaces", o),
-                    )),
+                    ),
                 }
             }
         }
-        Some(o) => bad.push((
-            "oauth.scopes".into(),
+        Some(o) => bad.report_at(
+            "oauth.scopes",
             must_be("a list of at most 64 scope names", o),
-        )),
+        ),
     }
     if let Some(u) = text("client_metadata_url", bad) {
         if url::Url::parse(&u).is_ok_and(|p| p.scheme() == "https" && p.host().is_some()) {
             cfg.client_metadata_url = Some(u);
         } else {
-            bad.push((
-                "oauth.client_metadata_url".into(),
+            bad.report_at(
+                "oauth.client_metadata_url",
                 format!(
                     "must be an https:// URL (got '{}')",
                     crate::secret::display_url(&u)
                 ),
-            ));
+            );
         }
     }
     match text("grant", bad).as_deref() {
@@ -1105,53 +1106,50 @@ fn parse_oauth(
             cfg.client_credentials = true;
             let credential = b.get("client_secret_env").is_some_and(|v| !v.is_null()) || key_named;
             if !has_client_id || !credential {
-                bad.push((
-                    "oauth.grant".into(),
+                bad.report_at(
+                    "oauth.grant",
                     "client_credentials needs oauth.client_id and oauth.client_secret_env \
-                     or oauth.private_key_env"
-                        .into(),
-                ));
+                     or oauth.private_key_env",
+                );
             }
         }
         Some("enterprise_managed") => {
             if !has_client_id {
-                bad.push((
-                    "oauth.grant".into(),
-                    "needs oauth.client_id (this client at the server's authorization server)"
-                        .into(),
-                ));
+                bad.report_at(
+                    "oauth.grant",
+                    "needs oauth.client_id (this client at the server's authorization server)",
+                );
             }
             match b.get("idp").filter(|v| !v.is_null()) {
-                None => bad.push((
-                    "oauth.idp".into(),
+                None => bad.report_at(
+                    "oauth.idp",
                     "is needed by enterprise_managed (issuer, token_endpoint, client_id, \
-                     id_token_env)"
-                        .into(),
-                )),
+                     id_token_env)",
+                ),
                 Some(idp) => cfg.enterprise = parse_idp(idp, ctx, plugin, bad),
             }
         }
-        Some(_) => bad.push((
-            "oauth.grant".into(),
-            "must be authorization_code, client_credentials or enterprise_managed".into(),
-        )),
+        Some(_) => bad.report_at(
+            "oauth.grant",
+            "must be authorization_code, client_credentials or enterprise_managed",
+        ),
     }
     if b.get("grant").and_then(Value::as_str).map(str::trim) != Some("enterprise_managed")
         && b.get("idp").is_some_and(|v| !v.is_null())
     {
-        bad.push((
-            "oauth.idp".into(),
-            "is only valid with oauth.grant: enterprise_managed".into(),
-        ));
+        bad.report_at(
+            "oauth.idp",
+            "is only valid with oauth.grant: enterprise_managed",
+        );
     }
     if key_named && !cfg.client_credentials {
         // rmcp signs assertions for the client-credentials grant only.
-        bad.push((
-            "oauth.private_key_env".into(),
-            "is only valid with oauth.grant: client_credentials".into(),
-        ));
+        bad.report_at(
+            "oauth.private_key_env",
+            "is only valid with oauth.grant: client_credentials",
+        );
     }
-    (bad.len() == before).then_some(cfg)
+    (bad.count() == before).then_some(cfg)
 }
 
 /// `oauth.idp:` of an `enterprise_managed` server: `issuer` and
@@ -1162,10 +1160,10 @@ fn parse_idp(
     idp: &Value,
     ctx: &ManifestContext,
     plugin: Option<&str>,
-    bad: &mut Vec<Fail>,
+    bad: &mut Cursor<'_>,
 ) -> Option<EnterpriseIdp> {
     let Value::Mapping(m) = idp else {
-        bad.push(("oauth.idp".into(), must_be("a mapping", idp)));
+        bad.report_at("oauth.idp", must_be("a mapping", idp));
         return None;
     };
     const KEYS: [&str; 5] = [
@@ -1176,14 +1174,14 @@ fn parse_idp(
         "id_token_env",
     ];
     if let Some(msg) = unknown_keys_message(m, &KEYS) {
-        bad.push(("oauth.idp".into(), msg));
+        bad.report_at("oauth.idp", msg);
     }
-    let before = bad.len();
+    let before = bad.count();
     let text =
-        |key: &str, needed: bool, bad: &mut Vec<Fail>| match m.get(key).filter(|v| !v.is_null()) {
+        |key: &str, needed: bool, bad: &mut Cursor<'_>| match m.get(key).filter(|v| !v.is_null()) {
             None => {
                 if needed {
-                    bad.push((format!("oauth.idp.{key}"), "is needed".into()));
+                    bad.report_at(&format!("oauth.idp.{key}"), "is needed");
                 }
                 None
             }
@@ -1191,11 +1189,14 @@ fn parse_idp(
                 Some(s.trim().to_string())
             }
             Some(o) => {
-                bad.push((format!("oauth.idp.{key}"), must_be("a non-empty string", o)));
+                bad.report_at(
+                    &format!("oauth.idp.{key}"),
+                    must_be("a non-empty string", o),
+                );
                 None
             }
         };
-    let endpoint = |key: &str, bad: &mut Vec<Fail>| {
+    let endpoint = |key: &str, bad: &mut Cursor<'_>| {
         let u = text(key, true, bad)?;
         let parsed = url::Url::parse(&u).ok();
         let why = match &parsed {
@@ -1229,26 +1230,26 @@ fn parse_idp(
             )),
         };
         if let Some(why) = why {
-            bad.push((format!("oauth.idp.{key}"), why));
+            bad.report_at(&format!("oauth.idp.{key}"), why);
             return None;
         }
         Some(u)
     };
-    let from_env = |key: &str, needed: bool, bad: &mut Vec<Fail>| {
+    let from_env = |key: &str, needed: bool, bad: &mut Cursor<'_>| {
         let var = text(key, needed, bad)?;
         if !ctx.may_read_env(plugin, &var) {
-            bad.push((
-                format!("oauth.idp.{key}"),
+            bad.report_at(
+                &format!("oauth.idp.{key}"),
                 format!("names '{var}', a variable this plugin was not granted (env_grants)"),
-            ));
+            );
             return None;
         }
         let value = ctx.env.get(&var).filter(|v| !v.is_empty()).cloned();
         if value.is_none() {
-            bad.push((
-                format!("oauth.idp.{key}"),
+            bad.report_at(
+                &format!("oauth.idp.{key}"),
                 format!("names '{var}', which is not set in the environment"),
-            ));
+            );
         }
         value
     };
@@ -1257,7 +1258,7 @@ fn parse_idp(
     let client_id = text("client_id", true, bad);
     let client_secret = from_env("client_secret_env", false, bad);
     let id_token = from_env("id_token_env", true, bad);
-    if bad.len() != before {
+    if bad.count() != before {
         return None;
     }
     Some(EnterpriseIdp {
@@ -1277,24 +1278,24 @@ fn http_transport(
     plugin: Option<&str>,
     label: &str,
     warnings: &mut Vec<String>,
-    bad: &mut Vec<Fail>,
+    bad: &mut Cursor<'_>,
 ) -> Option<Transport> {
-    let before = bad.len();
+    let before = bad.count();
     let get = |k: &str| m.get(k).filter(|v| !v.is_null());
     let url = match get("url") {
         Some(Value::String(s)) => match check_http_url(s.trim()) {
             Ok(()) => s.trim().to_string(),
             Err(msg) => {
-                bad.push(("url".into(), msg));
+                bad.report_at("url", msg);
                 String::new()
             }
         },
         Some(o) => {
-            bad.push(("url".into(), must_be("a string", o)));
+            bad.report_at("url", must_be("a string", o));
             String::new()
         }
         None => {
-            bad.push(("url".into(), "is missing".into()));
+            bad.report_at("url", "is missing");
             String::new()
         }
     };
@@ -1309,7 +1310,7 @@ fn http_transport(
         &|s| s.to_string(),
         bad,
     );
-    (bad.len() == before).then_some(Transport::Http { url, headers })
+    (bad.count() == before).then_some(Transport::Http { url, headers })
 }
 
 /// Whether an unknown key of the entry is a near miss of `command`, `url`
@@ -1392,14 +1393,14 @@ fn string_map(
     label: &str,
     warnings: &mut Vec<String>,
     dir: &dyn Fn(&str) -> String,
-    bad: &mut Vec<Fail>,
+    bad: &mut Cursor<'_>,
 ) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     let m: &Mapping = match v {
         None => return out,
         Some(Value::Mapping(m)) => m,
         Some(o) => {
-            bad.push((field.to_string(), must_be("a mapping", o)));
+            bad.report_at(field, must_be("a mapping", o));
             return out;
         }
     };
@@ -1409,20 +1410,20 @@ fn string_map(
                 s.clone()
             }
             other => {
-                bad.push((
-                    field.to_string(),
+                bad.report_at(
+                    field,
                     format!(
                         "has a bad {} name '{}'",
                         if is_env { "variable" } else { "header" },
-                        crate::declaration::value::key_text(other)
+                        crate::validation::key_text(other)
                     ),
-                ));
+                );
                 continue;
             }
         };
         let p = format!("{field}.{key}");
         let Some(text) = scalar_text(val) else {
-            bad.push((p, must_be("a string, number or boolean", val)));
+            bad.report_at(&p, must_be("a string, number or boolean", val));
             continue;
         };
         let mut refused: Option<String> = None;
@@ -1444,17 +1445,17 @@ fn string_map(
             v
         });
         if let Some(var) = refused {
-            bad.push((
-                p,
+            bad.report_at(
+                &p,
                 format!(
                     "uses ${{{var}}}: {}; this server is left out",
                     not_granted_grant(plugin, &var)
                 ),
-            ));
+            );
             continue;
         }
         if text.contains('\0') || (!is_env && text.contains(['\r', '\n'])) {
-            bad.push((p, "must not contain NUL or line breaks".into()));
+            bad.report_at(&p, "must not contain NUL or line breaks");
             continue;
         }
         out.insert(key, text);
@@ -1540,17 +1541,17 @@ fn expand(s: &str, mut value: impl FnMut(&str, bool) -> Option<String>) -> Strin
 
 /// `tools: {include, exclude}`; each bad part is pushed to `bad` (the
 /// filter then offers every tool, but the server is not loaded anyway).
-fn parse_tools(v: Option<&Value>, bad: &mut Vec<Fail>) -> ToolFilter {
+fn parse_tools(v: Option<&Value>, bad: &mut Cursor<'_>) -> ToolFilter {
     let m = match v {
         None => return ToolFilter::default(),
         Some(Value::Mapping(m)) => m,
         Some(o) => {
-            bad.push(("tools".into(), must_be("a mapping {include, exclude}", o)));
+            bad.report_at("tools", must_be("a mapping {include, exclude}", o));
             return ToolFilter::default();
         }
     };
     if let Some(msg) = unknown_keys_message(m, &["include", "exclude"]) {
-        bad.push(("tools".into(), msg));
+        bad.report_at("tools", msg);
     }
     let mut list = |key: &str| -> Option<Vec<String>> {
         match m.get(key) {
@@ -1561,19 +1562,19 @@ fn parse_tools(v: Option<&Value>, bad: &mut Vec<Fail>) -> ToolFilter {
                 for (i, it) in items.iter().enumerate() {
                     match it {
                         Value::String(s) if !s.is_empty() => out.push(s.clone()),
-                        o => bad.push((
-                            format!("tools.{key}[{i}]"),
+                        o => bad.report_at(
+                            &format!("tools.{key}[{i}]"),
                             must_be("a tool name or glob", o),
-                        )),
+                        ),
                     }
                 }
                 Some(out)
             }
             Some(o) => {
-                bad.push((
-                    format!("tools.{key}"),
+                bad.report_at(
+                    &format!("tools.{key}"),
                     must_be("a list of tool names or globs", o),
-                ));
+                );
                 None
             }
         }

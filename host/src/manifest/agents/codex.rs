@@ -17,9 +17,9 @@
 //! `cwd` is refused by name (wasmgate has no per-server working folder).
 //! Other top-level tables of the file belong to Codex and are ignored.
 
-use super::{Builder, Decoded, Fail, Format, copy, entries, entry_mapping, refuse_keys};
-use crate::declaration::value::must_be;
+use super::{Builder, Decoded, Format, copy, entries, entry_mapping, refuse_keys};
 use crate::manifest::schema::ManifestContext;
+use crate::validation::{Problem, must_be};
 use yaml_serde::{Mapping, Value};
 
 const KNOWN: [&str; 15] = [
@@ -96,8 +96,8 @@ pub fn to_yaml(v: &toml::Value) -> Value {
 }
 
 /// One `[mcp_servers.<id>]` in wasmgate's schema.
-fn convert(m: &Mapping) -> Result<Mapping, Vec<Fail>> {
-    let mut fails: Vec<Fail> = Vec::new();
+fn convert(m: &Mapping) -> Result<Mapping, Vec<Problem>> {
+    let mut fails: Vec<Problem> = Vec::new();
     refuse_keys(m, Format::Codex, &KNOWN, &UNSUPPORTED, &mut fails);
     let mut out = Mapping::new();
     // Codex infers the transport; a `type` some writers add is checked.
@@ -108,9 +108,9 @@ fn convert(m: &Mapping) -> Result<Mapping, Vec<Fail>> {
     copy(m, "env_vars", &mut out, "env_passthrough");
     copy(m, "tool_timeout_sec", &mut out, "timeout");
     match (m.get("startup_timeout_sec"), m.get("startup_timeout_ms")) {
-        (Some(_), Some(_)) => fails.push((
-            "startup_timeout_ms".into(),
-            "cannot be combined with startup_timeout_sec".into(),
+        (Some(_), Some(_)) => fails.push(Problem::new(
+            "startup_timeout_ms",
+            "cannot be combined with startup_timeout_sec",
         )),
         (Some(s), None) => {
             out.insert("connect_timeout".into(), s.clone());
@@ -119,8 +119,8 @@ fn convert(m: &Mapping) -> Result<Mapping, Vec<Fail>> {
             let secs = n.as_f64().unwrap_or(0.0) / 1000.0;
             out.insert("connect_timeout".into(), Value::Number(secs.into()));
         }
-        (None, Some(o)) => fails.push((
-            "startup_timeout_ms".into(),
+        (None, Some(o)) => fails.push(Problem::new(
+            "startup_timeout_ms",
             must_be("a number of milliseconds", o),
         )),
         (None, None) => {}
@@ -129,25 +129,25 @@ fn convert(m: &Mapping) -> Result<Mapping, Vec<Fail>> {
     match m.get("http_headers") {
         None => {}
         Some(Value::Mapping(h)) => headers.extend(h.clone()),
-        Some(o) => fails.push(("http_headers".into(), must_be("a table", o))),
+        Some(o) => fails.push(Problem::new("http_headers", must_be("a table", o))),
     }
     match m.get("env_http_headers") {
         None => {}
         Some(Value::Mapping(h)) => {
             for (k, v) in h {
-                let key = crate::declaration::value::key_text(k);
+                let key = crate::validation::key_text(k);
                 match v.as_str() {
                     Some(var) if !var.is_empty() => {
                         headers.insert(k.clone(), Value::String(format!("${{{var}}}")));
                     }
-                    _ => fails.push((
+                    _ => fails.push(Problem::new(
                         format!("env_http_headers.{key}"),
                         must_be("an environment variable name", v),
                     )),
                 }
             }
         }
-        Some(o) => fails.push(("env_http_headers".into(), must_be("a table", o))),
+        Some(o) => fails.push(Problem::new("env_http_headers", must_be("a table", o))),
     }
     match m.get("bearer_token_env_var") {
         None => {}
@@ -156,9 +156,9 @@ fn convert(m: &Mapping) -> Result<Mapping, Vec<Fail>> {
                 k.as_str()
                     .is_some_and(|k| k.eq_ignore_ascii_case("authorization"))
             }) {
-                fails.push((
-                    "bearer_token_env_var".into(),
-                    "cannot be combined with an Authorization header".into(),
+                fails.push(Problem::new(
+                    "bearer_token_env_var",
+                    "cannot be combined with an Authorization header",
                 ));
             }
             headers.insert(
@@ -166,20 +166,23 @@ fn convert(m: &Mapping) -> Result<Mapping, Vec<Fail>> {
                 Value::String(format!("Bearer ${{{var}}}")),
             );
         }
-        Some(o) => fails.push((
-            "bearer_token_env_var".into(),
+        Some(o) => fails.push(Problem::new(
+            "bearer_token_env_var",
             must_be("an environment variable name", o),
         )),
     }
     if !headers.is_empty() {
         out.insert("headers".into(), Value::Mapping(headers));
     }
-    let list = |k: &str, fails: &mut Vec<Fail>| -> Option<Vec<Value>> {
+    let list = |k: &str, fails: &mut Vec<Problem>| -> Option<Vec<Value>> {
         match m.get(k) {
             None => None,
             Some(Value::Sequence(s)) => Some(s.clone()),
             Some(o) => {
-                fails.push((k.to_string(), must_be("a list of tool names", o)));
+                fails.push(Problem::new(
+                    k.to_string(),
+                    must_be("a list of tool names", o),
+                ));
                 None
             }
         }

@@ -288,13 +288,13 @@ fn jsonc_value(v: &Value) -> Result<jsonc_parser::cst::CstInputValue, String> {
         }
         Value::Mapping(m) => J::Object(
             m.iter()
-                .map(|(k, it)| Ok((crate::declaration::value::key_text(k), jsonc_value(it)?)))
+                .map(|(k, it)| Ok((crate::validation::key_text(k), jsonc_value(it)?)))
                 .collect::<Result<_, String>>()?,
         ),
         other => {
             return Err(format!(
                 "{} has no JSON form",
-                crate::declaration::value::describe(other)
+                crate::validation::describe(other)
             ));
         }
     })
@@ -319,14 +319,14 @@ fn toml_value(v: &Value) -> Result<toml_edit::Value, String> {
         Value::Mapping(m) => {
             let mut t = toml_edit::InlineTable::new();
             for (k, it) in m {
-                t.insert(crate::declaration::value::key_text(k), toml_value(it)?);
+                t.insert(crate::validation::key_text(k), toml_value(it)?);
             }
             toml_edit::Value::InlineTable(t)
         }
         other => {
             return Err(format!(
                 "{} has no TOML form",
-                crate::declaration::value::describe(other)
+                crate::validation::describe(other)
             ));
         }
     })
@@ -355,7 +355,7 @@ fn toml_set(text: &str, path: &[&str], name: &str, entry: &Value) -> Result<Stri
     let mut t = toml_edit::Table::new();
     for (k, v) in m {
         t.insert(
-            &crate::declaration::value::key_text(k),
+            &crate::validation::key_text(k),
             toml_edit::Item::Value(toml_value(v)?),
         );
     }

@@ -16,9 +16,9 @@
 //! wasmgate can start: each is left out with a warning. Other top-level
 //! keys (`GOOSE_PROVIDER`, …) belong to Goose and are ignored.
 
-use super::{Builder, Decoded, Fail, Format, copy, entries, entry_mapping, refuse_keys};
-use crate::declaration::value::must_be;
+use super::{Builder, Decoded, Format, copy, entries, entry_mapping, refuse_keys};
 use crate::manifest::schema::ManifestContext;
+use crate::validation::{Problem, must_be};
 use yaml_serde::{Mapping, Value};
 
 const KNOWN: [&str; 14] = [
@@ -66,24 +66,24 @@ pub fn decode(ext: &Mapping, ctx: &ManifestContext) -> Decoded {
     b.finish(Format::Goose)
 }
 
-fn convert(m: &Mapping) -> Result<Mapping, Vec<Fail>> {
-    let mut fails: Vec<Fail> = Vec::new();
+fn convert(m: &Mapping) -> Result<Mapping, Vec<Problem>> {
+    let mut fails: Vec<Problem> = Vec::new();
     refuse_keys(m, Format::Goose, &KNOWN, &[], &mut fails);
     let mut out = Mapping::new();
     match m.get("type").and_then(Value::as_str) {
         Some("stdio") | None if !m.contains_key("uri") => {}
         Some("streamable_http") | None => {}
-        Some("sse") => fails.push((
-            "type".into(),
-            "is 'sse': the legacy SSE transport is not supported; use streamable_http".into(),
+        Some("sse") => fails.push(Problem::new(
+            "type",
+            "is 'sse': the legacy SSE transport is not supported; use streamable_http",
         )),
-        Some(other) => fails.push((
-            "type".into(),
+        Some(other) => fails.push(Problem::new(
+            "type",
             format!("must be 'stdio' (with cmd) or 'streamable_http' (with uri); got '{other}'"),
         )),
     }
     if let Some(t) = m.get("type").filter(|t| !t.is_string()) {
-        fails.push(("type".into(), must_be("a string", t)));
+        fails.push(Problem::new("type", must_be("a string", t)));
     }
     copy(m, "cmd", &mut out, "command");
     copy(m, "args", &mut out, "args");
@@ -102,7 +102,10 @@ fn convert(m: &Mapping) -> Result<Mapping, Vec<Fail>> {
             tools.insert("include".into(), Value::Sequence(s.clone()));
             out.insert("tools".into(), Value::Mapping(tools));
         }
-        Some(o) => fails.push(("available_tools".into(), must_be("a list of tool names", o))),
+        Some(o) => fails.push(Problem::new(
+            "available_tools",
+            must_be("a list of tool names", o),
+        )),
     }
     if fails.is_empty() {
         Ok(out)

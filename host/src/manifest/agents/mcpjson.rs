@@ -9,9 +9,9 @@
 //! Claude Code's `headersHelper` and `oauth` and Cursor's `auth` are refused
 //! by name.
 
-use super::{Builder, Decoded, Fail, Format, Places, entries, entry_mapping, refuse_keys};
-use crate::declaration::value::{describe, must_be, scalar_text};
+use super::{Builder, Decoded, Format, Places, entries, entry_mapping, refuse_keys};
 use crate::manifest::schema::ManifestContext;
+use crate::validation::{Problem, describe, must_be, scalar_text};
 use std::path::Path;
 use yaml_serde::{Mapping, Value};
 
@@ -103,7 +103,7 @@ pub(crate) fn convert(
     m: &Mapping,
     ctx: &ManifestContext,
     places: &Places,
-) -> Result<Mapping, Vec<Fail>> {
+) -> Result<Mapping, Vec<Problem>> {
     convert_with(m, ctx, places, Format::McpServers, &KNOWN, &UNSUPPORTED)
 }
 
@@ -115,7 +115,7 @@ pub(crate) fn convert_with(
     format: Format,
     known: &[&str],
     unsupported: &[(&str, &str)],
-) -> Result<Mapping, Vec<Fail>> {
+) -> Result<Mapping, Vec<Problem>> {
     let mut fails = Vec::new();
     refuse_keys(m, format, known, unsupported, &mut fails);
     let mut out = Mapping::new();
@@ -125,9 +125,9 @@ pub(crate) fn convert_with(
     strings(m, "args", ctx, places, true, &mut out, &mut fails);
     strings(m, "env", ctx, places, false, &mut out, &mut fails);
     if m.contains_key("url") && m.contains_key("serverUrl") {
-        fails.push((
-            "serverUrl".into(),
-            "cannot be combined with url (both name the endpoint)".into(),
+        fails.push(Problem::new(
+            "serverUrl",
+            "cannot be combined with url (both name the endpoint)",
         ));
     }
     strings(m, "url", ctx, places, true, &mut out, &mut fails);
@@ -145,7 +145,7 @@ pub(crate) fn convert_with(
         Some(Value::Bool(d)) => {
             out.insert("enabled".into(), Value::Bool(!d));
         }
-        Some(o) => fails.push(("disabled".into(), must_be("a boolean", o))),
+        Some(o) => fails.push(Problem::new("disabled", must_be("a boolean", o))),
     }
     if let Some(v) = m.get("envFile").filter(|v| !v.is_null()) {
         match env_file(v, ctx, places) {
@@ -162,7 +162,7 @@ pub(crate) fn convert_with(
                 }
                 out.insert("env".into(), Value::Mapping(env));
             }
-            Err(msg) => fails.push(("envFile".into(), msg)),
+            Err(msg) => fails.push(Problem::new("envFile", msg)),
         }
     }
     if fails.is_empty() {
@@ -174,19 +174,18 @@ pub(crate) fn convert_with(
 
 /// `type`: `stdio` (with `command`) or `http` / `streamable-http` (with a
 /// URL); `sse` is refused.
-pub(crate) fn check_type(t: Option<&Value>, is_http: bool, fails: &mut Vec<Fail>) {
+pub(crate) fn check_type(t: Option<&Value>, is_http: bool, fails: &mut Vec<Problem>) {
     let Some(t) = t.filter(|v| !v.is_null()) else {
         return;
     };
     match (t.as_str(), is_http) {
         (Some("stdio"), false) | (Some("http" | "streamable-http" | "streamableHttp"), true) => {}
-        (Some("sse"), _) => fails.push((
-            "type".into(),
-            "is 'sse': the legacy SSE transport is not supported; use streamable HTTP (type: http)"
-                .into(),
+        (Some("sse"), _) => fails.push(Problem::new(
+            "type",
+            "is 'sse': the legacy SSE transport is not supported; use streamable HTTP (type: http)",
         )),
-        _ => fails.push((
-            "type".into(),
+        _ => fails.push(Problem::new(
+            "type",
             format!(
                 "must be 'stdio' (with command) or 'http' (with url); got {}",
                 t.as_str()
@@ -209,7 +208,7 @@ fn strings(
     places: &Places,
     env_now: bool,
     out: &mut Mapping,
-    fails: &mut Vec<Fail>,
+    fails: &mut Vec<Problem>,
 ) {
     let Some(v) = m.get(key).filter(|v| !v.is_null()) else {
         return;
@@ -218,7 +217,7 @@ fn strings(
     let mut one = |s: &str, path: String| match super::vars::expand(s, places, env) {
         Ok(t) => Value::String(t),
         Err(msg) => {
-            fails.push((path, msg));
+            fails.push(Problem::new(path, msg));
             Value::String(s.to_string())
         }
     };
@@ -237,7 +236,7 @@ fn strings(
         Value::Mapping(map) => Value::Mapping(
             map.iter()
                 .map(|(k, it)| {
-                    let p = format!("{key}.{}", crate::declaration::value::key_text(k));
+                    let p = format!("{key}.{}", crate::validation::key_text(k));
                     let it = match it {
                         Value::String(s) => one(s, p),
                         other => other.clone(),

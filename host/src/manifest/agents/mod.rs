@@ -18,8 +18,7 @@ pub mod vars;
 pub mod vscode;
 
 use super::schema::{ManifestContext, ManifestError};
-pub(crate) use crate::declaration::value::Fail;
-use crate::declaration::value::{key_text, must_be};
+use crate::validation::{Problem, key_text, must_be};
 use std::path::{Path, PathBuf};
 use yaml_serde::{Mapping, Value};
 
@@ -222,8 +221,8 @@ pub(crate) struct Builder {
 
 impl Builder {
     /// Adds the outcome of converting server `name`: its entry in
-    /// wasmgate's schema, or every problem `(field path, message)`.
-    pub fn add(&mut self, ctx: &ManifestContext, name: &str, res: Result<Mapping, Vec<Fail>>) {
+    /// wasmgate's schema, or every problem with its field path.
+    pub fn add(&mut self, ctx: &ManifestContext, name: &str, res: Result<Mapping, Vec<Problem>>) {
         self.order.push(name.to_string());
         match res {
             Ok(m) => {
@@ -232,9 +231,9 @@ impl Builder {
             }
             Err(fails) => {
                 let label = ctx.server_where(name);
-                for (p, msg) in fails {
+                for Problem { path, message, .. } in fails {
                     self.errors
-                        .push(ManifestError::new(&label, Some(name), &p, msg));
+                        .push(ManifestError::new(&label, Some(name), &path, message));
                 }
             }
         }
@@ -255,11 +254,11 @@ impl Builder {
 }
 
 /// The entry of server `name` as a mapping, or its one problem.
-pub(crate) fn entry_mapping(entry: &Value) -> Result<&Mapping, Vec<Fail>> {
+pub(crate) fn entry_mapping(entry: &Value) -> Result<&Mapping, Vec<Problem>> {
     match entry {
         Value::Mapping(m) => Ok(m),
-        other => Err(vec![(
-            String::new(),
+        other => Err(vec![Problem::new(
+            "",
             format!("the server entry {}", must_be("an object", other)),
         )]),
     }
@@ -273,7 +272,7 @@ pub(crate) fn refuse_keys(
     format: Format,
     known: &[&str],
     unsupported: &[(&str, &str)],
-    fails: &mut Vec<Fail>,
+    fails: &mut Vec<Problem>,
 ) {
     for k in m.keys() {
         let key = key_text(k);
@@ -281,12 +280,15 @@ pub(crate) fn refuse_keys(
             continue;
         }
         if let Some((_, why)) = unsupported.iter().find(|(u, _)| *u == key) {
-            fails.push((key, format!("is not supported by wasmgate: {why}")));
+            fails.push(Problem::new(
+                key,
+                format!("is not supported by wasmgate: {why}"),
+            ));
         } else {
-            let hint = crate::declaration::value::did_you_mean(&key, known)
+            let hint = crate::validation::did_you_mean(&key, known)
                 .map(|d| format!(" (did you mean `{d}`?)"))
                 .unwrap_or_default();
-            fails.push((
+            fails.push(Problem::new(
                 key,
                 format!("is not a key of a {} server entry{hint}", format.label()),
             ));

@@ -1,8 +1,10 @@
-//! Small helpers over the decoded value (`yaml_serde::Value`) shared by the
-//! declaration parser and the manifest validator: describing a value's type
-//! in an error, Python-like falsiness (docs/declarations.md §1.4, §2.2), scalar
-//! stringification, and the "did you mean" hint of `docs/declarations.md` §2
-//! decision 1.
+//! Validation of decoded manifests, declarations and config files: the
+//! [`Problem`] every validator reports, the [`Cursor`] that tracks the field
+//! path while a validator descends, and the one place each message shape is
+//! written (`must be <what> (got <type>)`, unknown keys, "did you mean",
+//! the offending value echoed after the path). Helpers over the decoded
+//! value (`yaml_serde::Value`): Python-like falsiness (docs/declarations.md
+//! §1.4, §2.2), scalar stringification.
 
 use yaml_serde::{Mapping, Value};
 
@@ -19,16 +21,167 @@ pub fn describe(v: &Value) -> &'static str {
     }
 }
 
-/// One problem found while validating, before the `where` label of its
-/// document is attached: (field path, message). Declarations, manifests
-/// and agents' config files all report through it.
-pub(crate) type Fail = (String, String);
-
 /// The message for a value of the wrong type: `must be <what> (got <type>)`,
 /// e.g. `must be a list of tool names (got a string)` (`docs/declarations.md`
 /// §2: every error names what was expected and what was found).
 pub fn must_be(what: &str, got: &Value) -> String {
-    format!("must be {what} (got {})", describe(got))
+    must_be_got(what, describe(got))
+}
+
+/// [`must_be`] when what was found is already in words (`nothing` for a
+/// missing key, the type [`falsy_or_text`] names).
+pub fn must_be_got(what: &str, got: &str) -> String {
+    format!("must be {what} (got {got})")
+}
+
+/// `must be <what> (<note>; got <type>)`, for a type whose spelling needs a
+/// word more: `must be a boolean (true or false; got a string)`.
+pub fn must_be_noted(what: &str, note: &str, got: &Value) -> String {
+    must_be_noted_got(what, note, describe(got))
+}
+
+/// [`must_be_noted`] when what was found is already in words.
+pub fn must_be_noted_got(what: &str, note: &str, got: &str) -> String {
+    format!("must be {what} ({note}; got {got})")
+}
+
+/// ` (got <type>)`: what follows a message that names what was expected
+/// in its own words (`must be one of ('executable', 'bundle') (got a
+/// number)`).
+pub fn got_type(got: &Value) -> String {
+    format!(" (got {})", describe(got))
+}
+
+/// One problem found while validating, before the `where` label of its
+/// document (and its server) is attached. Declarations, manifests and
+/// agents' config files all report through it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// The field path (`app.linux.location[0].name`, `oauth.idp.issuer`);
+    /// empty for a problem of the whole entry or document.
+    pub path: String,
+    /// The offending value as shown after the path ([`echo_at`]), when
+    /// there is one to show; filled in from the document by the caller.
+    pub value: Option<String>,
+    /// What is wrong, with a hint where one helps.
+    pub message: String,
+}
+
+impl Problem {
+    /// A problem at `path` (no value yet).
+    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Problem {
+        Problem {
+            path: path.into(),
+            value: None,
+            message: message.into(),
+        }
+    }
+}
+
+/// One step of a field path: a mapping key or a list index.
+#[derive(Debug, Clone, Copy)]
+enum Seg<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+/// The field path of the value a validator is looking at, as segments
+/// pushed on the way down and popped on the way back, plus the problems
+/// found so far. The path is rendered (`app.linux.location[0].name`) only
+/// when a problem is recorded, so a valid document costs no path text.
+#[derive(Debug, Default)]
+pub struct Cursor<'a> {
+    segs: Vec<Seg<'a>>,
+    problems: Vec<Problem>,
+}
+
+impl<'a> Cursor<'a> {
+    /// A cursor at the root of a document.
+    pub fn new() -> Cursor<'a> {
+        Cursor::default()
+    }
+
+    /// Steps into the mapping key `key`.
+    pub fn key(&mut self, key: &'a str) -> &mut Self {
+        self.segs.push(Seg::Key(key));
+        self
+    }
+
+    /// Steps into the list item `i`.
+    pub fn index(&mut self, i: usize) -> &mut Self {
+        self.segs.push(Seg::Index(i));
+        self
+    }
+
+    /// Steps back out of the last key or index.
+    pub fn pop(&mut self) {
+        self.segs.pop();
+    }
+
+    /// The current path, `rel` appended (`.rel`, or `rel` itself when it
+    /// starts with `[` or the path is empty).
+    pub fn path_to(&self, rel: &str) -> String {
+        let mut out = String::new();
+        for seg in &self.segs {
+            match seg {
+                Seg::Key(k) => {
+                    if !out.is_empty() {
+                        out.push('.');
+                    }
+                    out.push_str(k);
+                }
+                Seg::Index(i) => {
+                    use std::fmt::Write as _;
+                    let _ = write!(out, "[{i}]");
+                }
+            }
+        }
+        if !rel.is_empty() {
+            if !out.is_empty() && !rel.starts_with('[') {
+                out.push('.');
+            }
+            out.push_str(rel);
+        }
+        out
+    }
+
+    /// The current path (`app.linux.location[0]`).
+    pub fn path(&self) -> String {
+        self.path_to("")
+    }
+
+    /// A problem at the current path, not recorded (a validator that stops
+    /// at its first problem returns it).
+    pub fn problem(&self, message: impl Into<String>) -> Problem {
+        Problem::new(self.path(), message)
+    }
+
+    /// A problem at `rel` below the current path, not recorded.
+    pub fn problem_at(&self, rel: &str, message: impl Into<String>) -> Problem {
+        Problem::new(self.path_to(rel), message)
+    }
+
+    /// Records a problem at `rel` below the current path.
+    pub fn report_at(&mut self, rel: &str, message: impl Into<String>) {
+        let p = self.problem_at(rel, message);
+        self.problems.push(p);
+    }
+
+    /// Records problems found elsewhere (paths already complete).
+    pub fn extend(&mut self, problems: impl IntoIterator<Item = Problem>) {
+        self.problems.extend(problems);
+    }
+
+    /// How many problems are recorded: a validator compares it before and
+    /// after a part to know whether that part was clean.
+    pub fn count(&self) -> usize {
+        self.problems.len()
+    }
+
+    /// The recorded problems, in the order found; the cursor keeps none.
+    pub fn take(&mut self) -> Vec<Problem> {
+        std::mem::take(&mut self.problems)
+    }
 }
 
 /// A mapping key as text for messages: strings as they are, anything else
@@ -277,6 +430,45 @@ mod tests {
         assert!(e.starts_with("\"a\\nbccc") && e.ends_with("\"…"), "{e}");
         // 60 characters, `\n` written as two, two quotes and the ellipsis.
         assert_eq!(e.chars().count(), ECHO_MAX_CHARS + 4, "{e}");
+    }
+
+    #[test]
+    fn the_cursor_renders_its_path_only_for_a_problem() {
+        let mut cur = Cursor::new();
+        assert_eq!(cur.path(), "");
+        cur.report_at("oauth.idp", "m0");
+        cur.key("app").key("linux").key("location").index(2);
+        assert_eq!(cur.path(), "app.linux.location[2]");
+        assert_eq!(
+            cur.problem_at("name", "m").path,
+            "app.linux.location[2].name"
+        );
+        assert_eq!(cur.problem_at("[0]", "m").path, "app.linux.location[2][0]");
+        cur.pop();
+        cur.pop();
+        cur.report_at("", "m1");
+        cur.report_at("", "m2");
+        assert_eq!(cur.count(), 3);
+        let problems = cur.take();
+        let paths: Vec<&str> = problems.iter().map(|p| p.path.as_str()).collect();
+        assert_eq!(paths, ["oauth.idp", "app.linux", "app.linux"]);
+        assert_eq!(problems[1], Problem::new("app.linux", "m1"));
+        assert_eq!(cur.count(), 0);
+    }
+
+    #[test]
+    fn each_message_shape_reads_as_before() {
+        let s = Value::String("x".into());
+        assert_eq!(must_be("a list", &s), "must be a list (got a string)");
+        assert_eq!(
+            must_be_noted("a boolean", "true or false", &s),
+            "must be a boolean (true or false; got a string)"
+        );
+        assert_eq!(got_type(&Value::Null), " (got null)");
+        assert_eq!(
+            must_be_got("a string", "nothing"),
+            "must be a string (got nothing)"
+        );
     }
 
     #[test]
