@@ -54,7 +54,9 @@ pub struct HostConfig {
     /// grow to the largest memory limit of this config and its overrides
     /// (about 4 GiB of virtual address space per memory slot, little of
     /// it resident); a call made while all `n` are in use fails
-    /// instantiating. Measured in `docs/performance.md`, "Plugin loading".
+    /// instantiating. Measured in `docs/performance.md`, "Plugin loading":
+    /// for the example guests it instantiates about 25% slower than the
+    /// default, which is why it is opt-in.
     pub instance_pool: Option<u32>,
 }
 
