@@ -33,7 +33,7 @@ use timing::time;
 
 use std::time::{Duration, Instant};
 use wasmgate::OsFamily;
-use wasmgate::{CacheOutcome, HostConfig, LoadedPlugin, PluginHost, ProbeGrant};
+use wasmgate::{CacheOutcome, LoadedPlugin, PluginRuntime, ProbeGrant, SandboxConfig};
 
 const PLUGINS: &[&str] = &["git", "blender", "gpu-render", "versionfile"];
 
@@ -105,19 +105,19 @@ fn main() -> anyhow::Result<()> {
     if std::env::args().nth(1).as_deref() == Some("runtime") {
         return in_runtime();
     }
-    let cold_host = PluginHost::new(HostConfig::default())?;
-    let host = PluginHost::new(HostConfig {
+    let cold_host = PluginRuntime::new(SandboxConfig::default())?;
+    let host = PluginRuntime::new(SandboxConfig {
         cache_dir: Some(cache.clone()),
-        ..HostConfig::default()
+        ..SandboxConfig::default()
     })?;
 
     println!("## Per plugin (median of runs; min in brackets)\n");
-    // The pooling instance allocator (`HostConfig::instance_pool`), for the
+    // The pooling instance allocator (`SandboxConfig::instance_pool`), for the
     // instantiate column beside the default on-demand one.
-    let pooled_host = PluginHost::new(HostConfig {
+    let pooled_host = PluginRuntime::new(SandboxConfig {
         cache_dir: Some(cache.clone()),
         instance_pool: Some(16),
-        ..HostConfig::default()
+        ..SandboxConfig::default()
     })?;
     println!(
         "| plugin | .wasm KiB | cold load (compile) ms | cached load µs | cold/cached | instantiate µs | instantiate, pooling µs | manifest() µs |"
@@ -289,9 +289,9 @@ fn python(cache: &Path) -> anyhow::Result<()> {
         return Ok(());
     }
     let dir = file.parent().unwrap().to_path_buf();
-    let host = PluginHost::new(HostConfig {
+    let host = PluginRuntime::new(SandboxConfig {
         cache_dir: Some(cache.to_path_buf()),
-        ..HostConfig::default()
+        ..SandboxConfig::default()
     })?;
     println!("\n## Python plugin (inkscape, componentize-py)\n");
     let t = Instant::now();
@@ -448,9 +448,9 @@ fn trust_check(cache: &Path) -> anyhow::Result<()> {
 }
 
 /// `manifest()` of the git plugin from each place a guest call is made
-/// (`PluginHost`'s hand-over out of async code; `docs/performance.md`).
+/// (`PluginRuntime`'s hand-over out of async code; `docs/performance.md`).
 fn in_runtime() -> anyhow::Result<()> {
-    let host = std::sync::Arc::new(PluginHost::new(HostConfig::default())?);
+    let host = std::sync::Arc::new(PluginRuntime::new(SandboxConfig::default())?);
     let file = component("git");
     let dir = file.parent().unwrap().to_path_buf();
     let p = std::sync::Arc::new(host.load_file(&file, &dir).unwrap());

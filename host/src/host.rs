@@ -12,7 +12,7 @@ use crate::mcp::{
 };
 use crate::platform::{GpuClass, Platform, RealPlatform, gpu_class};
 use crate::plugin::folders::PluginFolders;
-use crate::plugin::{HostConfig, LoadedPlugin, PluginHost};
+use crate::plugin::{SandboxConfig, LoadedPlugin, PluginRuntime};
 use crate::resolver::liveness::ServerJsonSource;
 use crate::skills::{self, SkillGate};
 use crate::trust::lock::{LockEntry, ToolPin};
@@ -35,7 +35,7 @@ pub struct HostOptions {
     /// The machine (or simulated host) availability is evaluated on.
     pub platform: Arc<dyn Platform>,
     /// Sandbox limits for components (`docs/security.md`).
-    pub sandbox: HostConfig,
+    pub sandbox: SandboxConfig,
     /// MCP client options (reconnect policy).
     pub client: ClientOptions,
     /// Which plugins may run (`docs/security.md`). Default: the user's lock
@@ -52,7 +52,7 @@ impl HostOptions {
             plugin_dirs: Vec::new(),
             config: None,
             platform: Arc::new(RealPlatform::new()),
-            sandbox: HostConfig::default(),
+            sandbox: SandboxConfig::default(),
             client: ClientOptions::default(),
             trust: TrustPolicy::default_lock(),
         }
@@ -297,13 +297,13 @@ impl Host {
         let mut components = None;
         problems.extend(found.unreadable_errors().map(|e| e.to_string()));
         if !found.components.is_empty() {
-            let sandbox = HostConfig {
+            let sandbox = SandboxConfig {
                 os: platform.os_family(),
                 ..options.sandbox.clone()
             };
-            let plugin_host = PluginHost::new(sandbox)?;
+            let runtime = PluginRuntime::new(sandbox)?;
             let mut accepted = Vec::new();
-            for loaded in plugin_host.load_files(&found.components) {
+            for loaded in runtime.load_files(&found.components) {
                 match loaded {
                     Ok(p) => {
                         let r = validate_component(&p, grants.clone());
@@ -333,7 +333,7 @@ impl Host {
                     Err(e) => problems.push(e.to_string()),
                 }
             }
-            components = Some(probe::Components::new(plugin_host, accepted));
+            components = Some(probe::Components::new(runtime, accepted));
         }
         for file in found.manifests {
             let is_json = file.extension().is_some_and(|x| x == "json");

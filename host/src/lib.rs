@@ -26,7 +26,7 @@
 //!   [`SamplingProvider`] under a server's [`SamplingPolicy`].
 //! - **Trust** (`docs/security.md`): [`TrustPolicy`], each plugin's
 //!   [`PluginTrust`] and the approved [`LockEntry`] with its [`Surface`].
-//! - **The sandbox:** [`PluginHost`] with its limits ([`HostConfig`],
+//! - **The sandbox:** [`PluginRuntime`] with its limits ([`SandboxConfig`],
 //!   [`PluginLimits`]; `docs/security.md`, "Limits") and its load errors
 //!   ([`PluginLoadError`], [`LoadFailure`], [`CallFailure`]); log lines
 //!   through [`RedactingStderr`] so no secret reaches a log.
@@ -140,8 +140,8 @@ pub use platform::{
     RealPlatform, SimulatedHost, SimulatedHostBuilder, SimulatedHostError, UninstallEntry,
 };
 pub use plugin::{
-    CacheOutcome, CallFailure, EffectiveLimits, GuestCall, HostConfig, LoadFailure, LoadedPlugin,
-    PluginHost, PluginLimits, PluginLoadError, ProbeFailure, ProbeGrant, contract,
+    CacheOutcome, CallFailure, EffectiveLimits, GuestCall, LoadFailure, LoadedPlugin, PluginLimits,
+    PluginLoadError, PluginRuntime, ProbeFailure, ProbeGrant, SandboxConfig, contract,
 };
 pub use resolver::liveness::ServerJsonSource;
 pub use skills::SkillError;

@@ -23,14 +23,14 @@ use crate::availability::{Availability, availability_with};
 use crate::declaration::{AppDef, Declaration, OsFamily};
 use crate::manifest::{Manifest, ManifestContext, ServerSpec, manifest_from_value};
 use crate::platform::Platform;
-use crate::plugin::{HostConfig, LoadedPlugin, PluginHost, ProbeGrant};
+use crate::plugin::{LoadedPlugin, PluginRuntime, ProbeGrant, SandboxConfig};
 use std::path::Path;
 
 /// One plugin component loaded for one OS family, as the host loads it (the
 /// same sandbox, limits and manifest validation).
 pub struct TestPlugin {
     os: OsFamily,
-    host: PluginHost,
+    host: PluginRuntime,
     plugin: LoadedPlugin,
     manifest: Manifest,
 }
@@ -67,10 +67,10 @@ impl TestPlugin {
         cache_dir: Option<std::path::PathBuf>,
     ) -> Result<TestPlugin, String> {
         let path = path.as_ref();
-        let host = PluginHost::new(HostConfig {
+        let host = PluginRuntime::new(SandboxConfig {
             os,
             cache_dir,
-            ..HostConfig::default()
+            ..SandboxConfig::default()
         })
         .map_err(|e| format!("cannot start the component engine: {e:#}"))?;
         let dir = match path.parent() {

@@ -1,11 +1,11 @@
 //! `docs/security.md`, "Limits": after a hostile call the host frees the guest's memory. A memory
-//! bomb that fills its 64 MiB cap, loaded 24 times in one `PluginHost`,
+//! bomb that fills its 64 MiB cap, loaded 24 times in one `PluginRuntime`,
 //! would hold about 1.5 GiB if a store outlived its call; the resident size
 //! of this process must stay far below that.
 
 #![cfg(target_os = "linux")]
 
-use wasmgate::{CallFailure, HostConfig, LoadFailure, PluginHost};
+use wasmgate::{CallFailure, LoadFailure, PluginRuntime, SandboxConfig};
 use wasmgate_conformance::hostile_plugin;
 
 /// Resident set size of this process in bytes (`/proc/self/statm`, field 2, pages).
@@ -25,9 +25,9 @@ fn rss_bytes() -> u64 {
 fn memory_of_a_hostile_call_is_freed() {
     let file = hostile_plugin("memory-bomb");
     let dir = file.parent().unwrap().to_path_buf();
-    let config = HostConfig::default();
+    let config = SandboxConfig::default();
     let cap = config.memory_limit as u64;
-    let host = PluginHost::new(config).expect("plugin host starts");
+    let host = PluginRuntime::new(config).expect("plugin host starts");
 
     // Warm up: the first load compiles the component.
     let _ = host.load_file(&file, &dir);

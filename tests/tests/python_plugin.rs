@@ -21,7 +21,7 @@ use std::sync::OnceLock;
 use wasmgate::OsFamily;
 use wasmgate::SimulatedHost;
 use wasmgate::fixtures::{pe_with_version, plist_with_version};
-use wasmgate::{CacheOutcome, CallFailure, HostConfig, LoadFailure, PluginHost};
+use wasmgate::{CacheOutcome, CallFailure, LoadFailure, PluginRuntime, SandboxConfig};
 use wasmgate_conformance::{plugins_dir, wasmgate_bin, wasmgate_dev, workspace_root};
 
 fn inkscape() -> PathBuf {
@@ -274,9 +274,9 @@ fn availability_on_simulated_hosts_of_all_three_families() {
 #[test]
 fn the_default_caps_hold_the_python_component() {
     let dir = inkscape().parent().unwrap().to_path_buf();
-    let host = PluginHost::new(HostConfig {
+    let host = PluginRuntime::new(SandboxConfig {
         cache_dir: Some(cache()),
-        ..HostConfig::default()
+        ..SandboxConfig::default()
     })
     .unwrap();
     let p = host.load_file(&inkscape(), &dir).unwrap();
@@ -294,10 +294,10 @@ fn the_default_caps_hold_the_python_component() {
         .unwrap();
     assert_eq!(v.as_deref(), Some("1.3"));
 
-    let small = PluginHost::new(HostConfig {
+    let small = PluginRuntime::new(SandboxConfig {
         cache_dir: Some(cache()),
         memory_limit: 8 << 20,
-        ..HostConfig::default()
+        ..SandboxConfig::default()
     })
     .unwrap();
     let e = small.load_file(&inkscape(), &dir).unwrap_err();

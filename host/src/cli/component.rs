@@ -2,7 +2,7 @@
 //! sandbox, call `manifest()`, and hand the value to the one validator.
 
 use crate::declaration::OsFamily;
-use crate::plugin::{HostConfig, LoadedPlugin, PluginHost};
+use crate::plugin::{SandboxConfig, LoadedPlugin, PluginRuntime};
 use std::path::Path;
 
 /// Loads one component file for `os`, through the compile cache of
@@ -12,10 +12,10 @@ use std::path::Path;
 /// other contract version, trap, limit hit) — the text names the file and
 /// the reason.
 pub fn load_one(path: &Path, os: OsFamily) -> Result<LoadedPlugin, String> {
-    let host = PluginHost::new(HostConfig {
+    let host = PluginRuntime::new(SandboxConfig {
         os,
         cache_dir: super::default_cache_dir(),
-        ..HostConfig::default()
+        ..SandboxConfig::default()
     })
     .map_err(|e| format!("wasmgate: cannot start the component engine: {e:#}"))?;
     let dir = match path.parent() {

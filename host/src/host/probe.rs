@@ -8,18 +8,18 @@ use crate::availability::{self, Availability};
 use crate::declaration::{AppDef, Declaration, Presence, VersionKind};
 use crate::manifest::ServerSpec;
 use crate::platform::Platform;
-use crate::plugin::{LoadedPlugin, PluginHost, ProbeGrant};
+use crate::plugin::{LoadedPlugin, PluginRuntime, ProbeGrant};
 use std::collections::HashMap;
 
-/// The plugin host and the component plugins that were accepted, by name;
+/// The plugin runtime and the component plugins that were accepted, by name;
 /// kept alive as long as the [`super::Host`] so probes can run.
 pub(super) struct Components {
-    host: PluginHost,
+    host: PluginRuntime,
     by_name: HashMap<String, LoadedPlugin>,
 }
 
 impl Components {
-    pub(super) fn new(host: PluginHost, plugins: Vec<LoadedPlugin>) -> Components {
+    pub(super) fn new(host: PluginRuntime, plugins: Vec<LoadedPlugin>) -> Components {
         let by_name = plugins.into_iter().map(|p| (p.name.clone(), p)).collect();
         Components { host, by_name }
     }

@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 /// Limits and defaults of the sandbox. Every field has a default
-/// ([`HostConfig::default`]); see `docs/security.md`.
+/// ([`SandboxConfig::default`]); see `docs/security.md`.
 #[derive(Debug, Clone)]
-pub struct HostConfig {
+pub struct SandboxConfig {
     /// The OS family being evaluated, returned by the `os-family` import
     /// (a simulated host may differ from the machine). Default: this machine's.
     pub os: OsFamily,
@@ -60,8 +60,8 @@ pub struct HostConfig {
     pub instance_pool: Option<u32>,
 }
 
-/// Limits that may be set per plugin ([`HostConfig::overrides`]); `None`
-/// keeps the [`HostConfig`] default.
+/// Limits that may be set per plugin ([`SandboxConfig::overrides`]); `None`
+/// keeps the [`SandboxConfig`] default.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PluginLimits {
     /// Deadline of one `manifest()` call.
@@ -87,7 +87,7 @@ pub struct EffectiveLimits {
     pub hostcall_bytes: usize,
 }
 
-impl HostConfig {
+impl SandboxConfig {
     /// The limits for the plugin whose file stem is `stem` and whose
     /// manifest name is `name` (when known): the name's override wins over
     /// the stem's, and either over the defaults, field by field.
@@ -118,9 +118,9 @@ impl HostConfig {
     }
 }
 
-impl Default for HostConfig {
+impl Default for SandboxConfig {
     fn default() -> Self {
-        HostConfig {
+        SandboxConfig {
             os: OsFamily::current(),
             epoch_tick: Duration::from_millis(10),
             manifest_deadline: Duration::from_secs(1),
@@ -145,7 +145,7 @@ mod tests {
 
     #[test]
     fn overrides_apply_by_stem_then_name_field_by_field() {
-        let mut cfg = HostConfig::default();
+        let mut cfg = SandboxConfig::default();
         cfg.overrides.insert(
             "slow".into(),
             PluginLimits {

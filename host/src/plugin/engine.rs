@@ -1,7 +1,7 @@
 //! The one wasmtime [`Engine`] and the epoch ticker that makes per-call
 //! deadlines real (`docs/design.md`, "Sandbox and limits").
 
-use super::config::HostConfig;
+use super::config::SandboxConfig;
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -10,8 +10,8 @@ use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConf
 /// Builds the engine every plugin shares: Cranelift, the component model
 /// (no component-model-async, which triples call cost), and epoch
 /// interruption so a running guest can be stopped at a deadline; with
-/// [`HostConfig::instance_pool`], the pooling instance allocator.
-pub(crate) fn new_engine(host: &HostConfig) -> wasmtime::Result<Engine> {
+/// [`SandboxConfig::instance_pool`], the pooling instance allocator.
+pub(crate) fn new_engine(host: &SandboxConfig) -> wasmtime::Result<Engine> {
     let mut config = Config::new();
     config.wasm_component_model(true);
     config.epoch_interruption(true);

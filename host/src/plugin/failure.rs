@@ -1,5 +1,5 @@
 //! Why a component did not load or a guest call failed: the errors of
-//! [`super::PluginHost`] (`docs/security.md`, "Sandbox and limits").
+//! [`super::PluginRuntime`] (`docs/security.md`, "Sandbox and limits").
 
 use super::contract::{contract, contract_package};
 use std::path::PathBuf;
@@ -38,7 +38,7 @@ pub enum CallFailure {
     #[error("overflowed its stack")]
     StackOverflow,
     /// The guest passed more data across the boundary in one call than
-    /// [`HostConfig::hostcall_bytes`](super::HostConfig::hostcall_bytes) allows.
+    /// [`SandboxConfig::hostcall_bytes`](super::SandboxConfig::hostcall_bytes) allows.
     #[error(
         "hit the host-call data limit: passed more than {limit_bytes} bytes to the host in one call"
     )]
@@ -66,7 +66,7 @@ pub enum LoadFailure {
     /// Zero bytes.
     #[error("empty file (0 bytes); expected a WebAssembly component")]
     Empty,
-    /// Larger than [`HostConfig::max_component_bytes`](super::HostConfig::max_component_bytes).
+    /// Larger than [`SandboxConfig::max_component_bytes`](super::SandboxConfig::max_component_bytes).
     #[error("file is {size} bytes, over the {limit} byte limit")]
     TooLarge {
         /// File size in bytes.

@@ -1,8 +1,8 @@
 //! What in a plugins folder is a plugin: the one scan of the folders,
-//! shared by [`super::PluginHost::load_dirs`] and the host's load, so both
+//! shared by [`super::PluginRuntime::load_dirs`] and the host's load, so both
 //! see the same plugins (`docs/design.md` §3). Which `*.wasm` files are
 //! components, and their `${PLUGIN_DIR}`, is the rule described on
-//! [`super::PluginHost`] ("Plugin folders"). Besides them: a `plugin.yaml`
+//! [`super::PluginRuntime`] ("Plugin folders"). Besides them: a `plugin.yaml`
 //! or `plugin.json` directly in a plugins folder makes the folder a
 //! manifest plugin, and so does one in a subfolder without a component
 //! (next to a component, that file is documentation, not a second plugin).

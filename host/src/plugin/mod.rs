@@ -1,9 +1,9 @@
-//! Plugin components: the loader ([`PluginHost`]: compile, contract check,
+//! Plugin components: the loader ([`PluginRuntime`]: compile, contract check,
 //! link, `InstancePre`, one short-lived store per guest call) and the
 //! result of a load ([`LoadedPlugin`]) (`docs/design.md`, "The contract" and
 //! "Sandbox and limits"; `docs/security.md`).
 //!
-//! The sandbox itself is described on [`PluginHost`]. Each part has its own
+//! The sandbox itself is described on [`PluginRuntime`]. Each part has its own
 //! file: `config` (limits), `failure` (errors), `contract` (what a file is
 //! and whether it fits the contract), `store` (a call's store), `imports`
 //! (the WIT `host` import), `grant` (a probe's folder), `cache` (compile
@@ -23,7 +23,7 @@ mod output;
 mod store;
 
 pub use cache::CacheOutcome;
-pub use config::{EffectiveLimits, HostConfig, PluginLimits};
+pub use config::{EffectiveLimits, SandboxConfig, PluginLimits};
 pub use contract::contract;
 pub use failure::{CallFailure, GuestCall, LoadFailure, PluginLoadError, ProbeFailure};
 pub use grant::ProbeGrant;
@@ -71,11 +71,11 @@ impl fmt::Debug for LoadedPlugin {
     }
 }
 
-/// The plugin host: one engine, one linker, the epoch ticker.
+/// The plugin runtime: one engine, one linker, the epoch ticker.
 ///
 /// # Plugin folders
 ///
-/// [`PluginHost::load_dirs`] takes folders. In each folder, every `*.wasm`
+/// [`PluginRuntime::load_dirs`] takes folders. In each folder, every `*.wasm`
 /// file directly inside is one plugin, and every subfolder's `*.wasm` files
 /// (one level down) are plugins too: `target/plugins/git/git.wasm` and
 /// `plugins/blender.wasm` both load. `${PLUGIN_DIR}` in a server's command,
@@ -90,26 +90,26 @@ impl fmt::Debug for LoadedPlugin {
 /// linked with nothing granted: no preopens, env, args or network; stdout
 /// and stderr are captured (bounded) and logged with the plugin's name.
 /// The `host` import reads files only inside the grant of a probe call.
-pub struct PluginHost {
+pub struct PluginRuntime {
     engine: Engine,
     linker: Linker<StoreState>,
-    config: HostConfig,
+    config: SandboxConfig,
     // Declared last: dropped after the engine handle above is no longer used.
     _ticker: EpochTicker,
 }
 
-impl PluginHost {
+impl PluginRuntime {
     /// Builds the engine, links WASI p2 (nothing granted) and the `host`
     /// import, and starts the epoch ticker. Errors: [`HostError::Engine`]
     /// (engine or linker setup), [`HostError::Ticker`].
-    pub fn new(config: HostConfig) -> Result<PluginHost, HostError> {
+    pub fn new(config: SandboxConfig) -> Result<PluginRuntime, HostError> {
         let engine = engine::new_engine(&config).map_err(HostError::engine)?;
         let mut linker = Linker::<StoreState>::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(HostError::engine)?;
         contract::add_to_linker(&mut linker).map_err(HostError::engine)?;
         let ticker =
             EpochTicker::start(engine.clone(), config.epoch_tick).map_err(HostError::Ticker)?;
-        Ok(PluginHost {
+        Ok(PluginRuntime {
             engine,
             linker,
             config,
@@ -118,7 +118,7 @@ impl PluginHost {
     }
 
     /// The configuration in use.
-    pub fn config(&self) -> &HostConfig {
+    pub fn config(&self) -> &SandboxConfig {
         &self.config
     }
 
@@ -368,7 +368,7 @@ impl PluginHost {
         })
     }
 
-    /// [`PluginHost::call`] on the current thread.
+    /// [`PluginRuntime::call`] on the current thread.
     fn call_here<R>(
         &self,
         pre: &PluginPre,
@@ -521,7 +521,7 @@ mod tests {
 
     #[test]
     fn a_host_starts_and_stops_its_ticker() {
-        let host = PluginHost::new(HostConfig::default()).unwrap();
+        let host = PluginRuntime::new(SandboxConfig::default()).unwrap();
         // The ticker thread owns a clone of the engine until it ends; once
         // the host is dropped no engine handle may be left.
         let engine = host.engine.weak();

@@ -7,13 +7,13 @@ use std::sync::{Arc, mpsc};
 use std::time::Duration;
 use wasmgate::OsFamily;
 use wasmgate::{
-    CallFailure, GuestCall, HostConfig, LoadFailure, LoadedPlugin, PluginHost, PluginLimits,
-    ProbeFailure, ProbeGrant,
+    CallFailure, GuestCall, LoadFailure, LoadedPlugin, PluginLimits, PluginRuntime, ProbeFailure,
+    ProbeGrant, SandboxConfig,
 };
 use wasmgate_conformance::{hostile_plugin, plugins_dir};
 
-fn host() -> Arc<PluginHost> {
-    Arc::new(PluginHost::new(HostConfig::default()).expect("plugin host starts"))
+fn host() -> Arc<PluginRuntime> {
+    Arc::new(PluginRuntime::new(SandboxConfig::default()).expect("plugin host starts"))
 }
 
 /// Longest a hostile load may take before the test calls it a hang; far
@@ -24,7 +24,7 @@ const HANG_BOUND: Duration = Duration::from_secs(60);
 /// names the file; then checks the same host still loads a good plugin.
 /// The load runs on its own thread and the test fails if it has not come
 /// back within [`HANG_BOUND`] (a hang fails the test instead of stalling it).
-fn load_err_in(host: &Arc<PluginHost>, name: &str) -> (LoadFailure, String) {
+fn load_err_in(host: &Arc<PluginRuntime>, name: &str) -> (LoadFailure, String) {
     let file = hostile_plugin(name);
     let dir = file.parent().unwrap().to_path_buf();
     let (tx, rx) = mpsc::channel();
@@ -51,7 +51,7 @@ fn load_err(name: &str) -> (LoadFailure, String) {
 
 /// The host is still usable after a hostile call: a good component loads
 /// and its manifest comes back.
-fn assert_good_plugin_still_loads(host: &PluginHost) {
+fn assert_good_plugin_still_loads(host: &PluginRuntime) {
     let file = plugins_dir().join("gpu-render").join("gpu-render.wasm");
     let p = host
         .load_file(&file, file.parent().unwrap())
@@ -144,9 +144,9 @@ pub(super) fn a_50_mib_manifest_is_refused_by_size() {
 pub(super) fn a_plugin_printing_100_mib_still_loads() {
     // The default 1 s deadline covers this on an idle machine; the test
     // allows more so a loaded CI machine does not turn it into a timeout.
-    let host = PluginHost::new(HostConfig {
+    let host = PluginRuntime::new(SandboxConfig {
         manifest_deadline: std::time::Duration::from_secs(20),
-        ..HostConfig::default()
+        ..SandboxConfig::default()
     })
     .unwrap();
     let file = hostile_plugin("chatty");
@@ -216,7 +216,7 @@ fn install_folder(root: &Path) -> std::path::PathBuf {
     app
 }
 
-fn probe_plugin(host: &PluginHost) -> LoadedPlugin {
+fn probe_plugin(host: &PluginRuntime) -> LoadedPlugin {
     let file = hostile_plugin("probe");
     host.load_file(&file, file.parent().unwrap()).unwrap()
 }
@@ -378,8 +378,8 @@ pub(super) fn a_panic_in_a_probe_is_a_trap_and_the_plugin_probes_again() {
 /// One host with overrides: a 100 ms `manifest()` deadline and a 16 MiB
 /// memory cap for two plugins by file stem, a 50 ms probe deadline for the
 /// `probe` plugin by name.
-fn host_with_overrides() -> Arc<PluginHost> {
-    let mut cfg = HostConfig::default();
+fn host_with_overrides() -> Arc<PluginRuntime> {
+    let mut cfg = SandboxConfig::default();
     cfg.overrides.insert(
         "infinite-loop".into(),
         PluginLimits {
@@ -401,7 +401,7 @@ fn host_with_overrides() -> Arc<PluginHost> {
             ..PluginLimits::default()
         },
     );
-    Arc::new(PluginHost::new(cfg).unwrap())
+    Arc::new(PluginRuntime::new(cfg).unwrap())
 }
 
 #[test]
@@ -457,16 +457,16 @@ fn a_probe_deadline_override_applies_by_plugin_name() {
     );
 }
 
-/// `HostConfig::instance_pool`: with wasmtime's pooling allocator the
+/// `SandboxConfig::instance_pool`: with wasmtime's pooling allocator the
 /// limits hold as they do on demand — a memory bomb stops at its own
 /// override, above the default limit (the pool's slots are sized to the
 /// largest limit), the host stays usable after it, and each call gives its
 /// slot back (more calls than slots all succeed).
 #[test]
 fn the_pooling_allocator_keeps_each_plugins_limits_and_frees_its_slots() {
-    let mut cfg = HostConfig {
+    let mut cfg = SandboxConfig {
         instance_pool: Some(2),
-        ..HostConfig::default()
+        ..SandboxConfig::default()
     };
     cfg.overrides.insert(
         "memory-bomb".into(),
@@ -475,7 +475,7 @@ fn the_pooling_allocator_keeps_each_plugins_limits_and_frees_its_slots() {
             ..PluginLimits::default()
         },
     );
-    let host = Arc::new(PluginHost::new(cfg).unwrap());
+    let host = Arc::new(PluginRuntime::new(cfg).unwrap());
     let (reason, text) = load_err_in(&host, "memory-bomb");
     assert_eq!(
         reason,

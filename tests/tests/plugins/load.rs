@@ -2,12 +2,14 @@
 //! built by the SDK, and clear errors for files that are not plugins.
 
 use std::path::{Path, PathBuf};
-use wasmgate::{CacheOutcome, HostConfig, LoadFailure, LoadedPlugin, PluginHost, PluginLoadError};
+use wasmgate::{
+    CacheOutcome, LoadFailure, LoadedPlugin, PluginLoadError, PluginRuntime, SandboxConfig,
+};
 use wasmgate_conformance::plugins_dir;
 use yaml_serde::Value;
 
-fn host() -> PluginHost {
-    PluginHost::new(HostConfig::default()).expect("plugin host starts")
+fn host() -> PluginRuntime {
+    PluginRuntime::new(SandboxConfig::default()).expect("plugin host starts")
 }
 
 fn get<'a>(v: &'a Value, path: &[&str]) -> &'a Value {
@@ -222,9 +224,9 @@ fn a_missing_plugin_folder_is_reported() {
 #[test]
 fn the_compile_cache_is_used_and_a_corrupted_entry_is_recompiled() {
     let cache = tempfile::tempdir().unwrap();
-    let host = PluginHost::new(HostConfig {
+    let host = PluginRuntime::new(SandboxConfig {
         cache_dir: Some(cache.path().to_path_buf()),
-        ..HostConfig::default()
+        ..SandboxConfig::default()
     })
     .unwrap();
     let file = plugins_dir().join("git").join("git.wasm");
