@@ -260,32 +260,40 @@ async fn approve_loaded(
         ));
     }
     check_signature(options, name, &rec.file)?;
-    // The refusal sentence of each server this machine cannot offer
-    // (docs/declarations.md §6.3): the plugin is installed all the same,
-    // and `status` tells when that changes.
-    let unavailable: Vec<String> = rec
-        .servers
-        .iter()
-        .filter_map(|server| {
-            let decl = host.registry().lookup(server)?;
-            let a = host.server(server)?.availability.as_ref()?;
-            crate::availability::install_refusal(name, &decl, a)
-        })
-        .collect();
     let previous = rec.trust.state;
     host.approve(name)?;
     host.shutdown().await;
 
     // Now approved: connect its servers and pin (or re-pin) their tools.
     let mut tool_changes = Vec::new();
-    if !rec.servers.is_empty() {
+    let mut unavailable = Vec::new();
+    if fresh_install || !rec.servers.is_empty() {
         let host = Host::load(options.clone()).map_err(|e| format!("{e:#}"))?;
-        let servers = rec.servers.clone();
-        host.discover_only(|s| s.plugin.as_deref() == Some(name) && servers.contains(&s.name))
+        // The refusal sentence of each of its servers this machine cannot
+        // offer (docs/declarations.md §6.3), now that they are evaluated:
+        // the plugin is installed all the same, and `status` tells when
+        // that changes.
+        unavailable = host
+            .servers()
+            .iter()
+            .filter(|s| s.spec.plugin.as_deref() == Some(name))
+            .filter_map(|s| {
+                let decl = host.registry().lookup(&s.spec.name)?;
+                crate::availability::install_refusal(name, &decl, s.availability.as_ref()?)
+            })
+            .collect();
+        if !rec.servers.is_empty() {
+            let servers = rec.servers.clone();
+            host.discover_only(|s| {
+                s.plugin.as_deref() == Some(name) && servers.contains(&s.name)
+            })
             .await;
-        let r = host.approve_tools(name);
-        host.shutdown().await;
-        tool_changes = r?;
+            let r = host.approve_tools(name);
+            host.shutdown().await;
+            tool_changes = r?;
+        } else {
+            host.shutdown().await;
+        }
     }
     if ctx.json {
         print_json(&ApproveOut {

@@ -664,3 +664,39 @@ fn add_of_a_plugin_folder_copies_regular_files_only_and_approves_it() {
     );
     assert!(marker.exists(), "the added plugin runs");
 }
+
+/// `docs/declarations.md` §6.3: a plugin whose application this machine
+/// lacks is installed and approved all the same, and `plugin add` says
+/// which server is held back, in the refusal sentence; `status` gates it.
+#[cfg(target_os = "linux")]
+#[test]
+fn add_of_a_plugin_whose_application_is_missing_installs_it_and_names_the_held_back_server() {
+    let u = User::new();
+    let src = u.tmp.path().join("src-absent");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(
+        src.join("plugin.yaml"),
+        "name: absent\nversion: \"0.1.0\"\nmcp_servers:\n  absent:\n    command: /bin/sh\n    \
+         app:\n      linux:\n        presence: executable\n        \
+         location: [{kind: command, name: wasmgate-test-no-such-application}]\n    \
+         requires: {app: true}\n",
+    )
+    .unwrap();
+    let out = u.run(&["plugin", "add", src.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        s.contains(
+            "Plugin 'absent' server 'absent' is unavailable: missing_app. \
+             Its tools are offered once it is (`wasmgate status` tells)."
+        ),
+        "{s}"
+    );
+    assert!(u.plugins().join("absent").join("plugin.yaml").is_file());
+    let st = u.status();
+    assert_eq!(
+        plugin(&st, "absent")["trust"]["state"],
+        "approved",
+        "{st:#}"
+    );
+}
