@@ -54,25 +54,24 @@ pub fn got_type(got: &Value) -> String {
 
 /// One problem found while validating, before the `where` label of its
 /// document (and its server) is attached. Declarations, manifests and
-/// agents' config files all report through it.
+/// agents' config files all report through it. The offending value is not
+/// kept here: it is read from the document at the path ([`echo_at`]) once
+/// the problem becomes a `DeclarationError` or `ManifestError`, the one
+/// place that has the whole document.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {
     /// The field path (`app.linux.location[0].name`, `oauth.idp.issuer`);
     /// empty for a problem of the whole entry or document.
     pub path: String,
-    /// The offending value as shown after the path ([`echo_at`]), when
-    /// there is one to show; filled in from the document by the caller.
-    pub value: Option<String>,
     /// What is wrong, with a hint where one helps.
     pub message: String,
 }
 
 impl Problem {
-    /// A problem at `path` (no value yet).
+    /// A problem at `path`.
     pub fn new(path: impl Into<String>, message: impl Into<String>) -> Problem {
         Problem {
             path: path.into(),
-            value: None,
             message: message.into(),
         }
     }

@@ -116,7 +116,7 @@ pub fn parse_declaration(
     where_: &str,
     opts: ParseOptions,
 ) -> Result<Declaration, DeclarationError> {
-    let wrap = |Problem { path, message, .. }: Problem| {
+    let wrap = |Problem { path, message }: Problem| {
         // The value at the path, looked up in the block the path starts in.
         let block = if path.starts_with("requires") {
             raw_requires

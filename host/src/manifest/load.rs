@@ -621,7 +621,7 @@ pub fn load_plugin_json_with(path: &Path, ctx: &ManifestContext) -> ManifestResu
                     }
                     decl_label = dlabel;
                 }
-                Err(Problem { path, message, .. }) => {
+                Err(Problem { path, message }) => {
                     errors.push(err(Some(&name), &dlabel, &path, message));
                     continue;
                 }

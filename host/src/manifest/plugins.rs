@@ -177,7 +177,7 @@ pub fn plugins_from_value(v: Option<&Value>, where_: &str) -> (PluginsConfig, Ve
         errors.extend(
             problems
                 .into_iter()
-                .map(|Problem { path, message, .. }| mk(path, message)),
+                .map(|Problem { path, message }| mk(path, message)),
         );
         out.plugins.insert(name, settings);
     }

@@ -633,7 +633,7 @@ pub fn server_from_value(
         )]);
     };
     let mut errs: Vec<ManifestError> = Vec::new();
-    let fail = |errs: &mut Vec<ManifestError>, Problem { path, message, .. }: Problem| {
+    let fail = |errs: &mut Vec<ManifestError>, Problem { path, message }: Problem| {
         errs.push(err(&path, message))
     };
     if let Some(msg) = unknown_keys_message(m, &SERVER_KEYS) {

@@ -231,7 +231,7 @@ impl Builder {
             }
             Err(fails) => {
                 let label = ctx.server_where(name);
-                for Problem { path, message, .. } in fails {
+                for Problem { path, message } in fails {
                     self.errors
                         .push(ManifestError::new(&label, Some(name), &path, message));
                 }
