@@ -267,7 +267,7 @@ async fn approve_loaded(
     // Now approved: connect its servers and pin (or re-pin) their tools.
     let mut tool_changes = Vec::new();
     let mut unavailable = Vec::new();
-    if fresh_install || !rec.servers.is_empty() {
+    if !rec.servers.is_empty() {
         let host = Host::load(options.clone()).map_err(|e| format!("{e:#}"))?;
         // The refusal sentence of each of its servers this machine cannot
         // offer (docs/declarations.md §6.3), now that they are evaluated:
@@ -282,18 +282,12 @@ async fn approve_loaded(
                 crate::availability::install_refusal(name, &decl, s.availability.as_ref()?)
             })
             .collect();
-        if !rec.servers.is_empty() {
-            let servers = rec.servers.clone();
-            host.discover_only(|s| {
-                s.plugin.as_deref() == Some(name) && servers.contains(&s.name)
-            })
+        let servers = rec.servers.clone();
+        host.discover_only(|s| s.plugin.as_deref() == Some(name) && servers.contains(&s.name))
             .await;
-            let r = host.approve_tools(name);
-            host.shutdown().await;
-            tool_changes = r?;
-        } else {
-            host.shutdown().await;
-        }
+        let r = host.approve_tools(name);
+        host.shutdown().await;
+        tool_changes = r?;
     }
     if ctx.json {
         print_json(&ApproveOut {
