@@ -7,12 +7,28 @@
 
 use std::borrow::Cow;
 
-/// Whether `c` must not reach a terminal raw: C0 and C1 controls, DEL, and
-/// the Unicode format characters that reorder or hide text (bidi embeddings,
-/// overrides and isolates; zero-width joiners are kept, emoji need them).
+/// Whether `c` must not reach a terminal raw: C0 and C1 controls, DEL, the
+/// Unicode format characters that reorder or hide text (bidi marks,
+/// embeddings, overrides and isolates, the Arabic letter mark, the
+/// zero-width space, word joiner and invisible operators, the byte-order
+/// mark) and the line and paragraph separators, which some terminals and
+/// viewers break lines at. Zero-width (non-)joiners are kept: emoji and
+/// several scripts need them.
 pub(crate) fn is_unsafe(c: char) -> bool {
     c.is_control()
-        || matches!(c, '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+        || matches!(
+            c,
+            '\u{061C}'
+                | '\u{200B}'
+                | '\u{200E}'
+                | '\u{200F}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{202A}'..='\u{202E}'
+                | '\u{2060}'..='\u{2064}'
+                | '\u{2066}'..='\u{2069}'
+                | '\u{FEFF}'
+        )
 }
 
 fn escape(s: &str, keep: impl Fn(char) -> bool) -> Cow<'_, str> {
@@ -68,6 +84,19 @@ mod tests {
         assert_eq!(line("a\r\tb\u{9b}c\u{202e}d"), "a\\r\\tb\\u{9b}c\\u{202e}d");
         assert!(matches!(line("plain café ✓"), Cow::Borrowed(_)));
         assert_eq!(text("one\ntwo\t\u{1b}[31m"), "one\ntwo\t\\u{1b}[31m");
+    }
+
+    #[test]
+    fn invisible_and_line_separating_characters_are_shown() {
+        assert_eq!(
+            line("abs\u{61c}X\u{2028}FAKE\u{200b}\u{2060}\u{feff}"),
+            "abs\\u{61c}X\\u{2028}FAKE\\u{200b}\\u{2060}\\u{feff}"
+        );
+        // Joiners stay: a family emoji and Persian words need them.
+        assert!(matches!(
+            line("👨\u{200d}👩 می\u{200c}خواهم"),
+            Cow::Borrowed(_)
+        ));
     }
 
     #[test]

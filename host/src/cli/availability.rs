@@ -72,20 +72,24 @@ pub fn render(results: &[ServerAvailability], json: bool) -> String {
         return s;
     }
     let mut out = String::new();
+    // Names, paths and versions come from plugin files and from the
+    // machine (an installer writes its DisplayVersion): escaped as
+    // `status` escapes them, so none can drive the terminal or forge a line.
+    use crate::terminal::line as esc;
     for ServerAvailability { server, line: r } in results {
-        out.push_str(&format!("{server}: {}", r.state));
+        out.push_str(&format!("{}: {}", esc(server), r.state));
         if let Some(v) = &r.version {
-            out.push_str(&format!(", version {v}"));
+            out.push_str(&format!(", version {}", esc(v)));
         }
         if let Some(p) = &r.path {
-            out.push_str(&format!(", path {p}"));
+            out.push_str(&format!(", path {}", esc(p)));
         }
         if let Some(m) = &r.min_version {
-            out.push_str(&format!(", min_version {m}"));
+            out.push_str(&format!(", min_version {}", esc(m)));
         }
         out.push('\n');
         if let Some(m) = &r.message {
-            out.push_str(&format!("  {m}\n"));
+            out.push_str(&format!("  {}\n", esc(m)));
         }
     }
     out
@@ -120,7 +124,7 @@ pub fn run_availability_of(
 ) -> i32 {
     if !load_errors.is_empty() {
         for e in load_errors {
-            let _ = writeln!(err, "{e}");
+            let _ = writeln!(err, "{}", crate::terminal::line(&e.to_string()));
         }
         return EXIT_INVALID;
     }
@@ -137,7 +141,7 @@ pub fn run_availability_of(
     let platform = match open_platform(host_dir) {
         Ok(p) => p,
         Err(e) => {
-            let _ = writeln!(err, "{e}");
+            let _ = writeln!(err, "{}", crate::terminal::line(&e.to_string()));
             return EXIT_INVALID;
         }
     };
@@ -153,7 +157,7 @@ pub fn run_availability_of(
             match crate::testing::TestPlugin::load_cached(path, os, super::default_cache_dir()) {
                 Ok(c) => Some(c),
                 Err(e) => {
-                    let _ = writeln!(err, "{e}");
+                    let _ = writeln!(err, "{}", crate::terminal::line(&e.to_string()));
                     return EXIT_INVALID;
                 }
             }
@@ -194,7 +198,7 @@ pub fn run_availability(plugin_path: &Path, host_dir: Option<&Path>, json: bool)
             let os = match host_dir.map(|d| open_platform(Some(d))) {
                 Some(Ok(p)) => p.os_family(),
                 Some(Err(e)) => {
-                    let _ = writeln!(stderr, "{e}");
+                    let _ = writeln!(stderr, "{}", crate::terminal::line(&e.to_string()));
                     return EXIT_INVALID;
                 }
                 None => crate::declaration::OsFamily::current(),
@@ -202,7 +206,7 @@ pub fn run_availability(plugin_path: &Path, host_dir: Option<&Path>, json: bool)
             match super::component::component_manifest(plugin_path, os) {
                 Ok(r) => r,
                 Err(e) => {
-                    let _ = writeln!(stderr, "{e}");
+                    let _ = writeln!(stderr, "{}", crate::terminal::line(&e.to_string()));
                     return EXIT_INVALID;
                 }
             }

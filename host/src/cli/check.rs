@@ -105,7 +105,7 @@ pub struct CheckReport<'a> {
 /// component that does not load) and returns `code`: the text on stderr and,
 /// with `json`, a [`CheckReport`] with one error on stdout.
 pub fn fail(where_: &str, message: &str, json: bool, code: i32) -> i32 {
-    let _ = writeln!(std::io::stderr(), "{message}");
+    let _ = writeln!(std::io::stderr(), "{}", crate::terminal::line(message));
     if json {
         let doc = CheckReport {
             valid: false,
@@ -178,11 +178,14 @@ pub fn report(mut res: ManifestResult, ctx: &CheckContext, json: bool) -> i32 {
         res.warnings.extend(warnings);
     }
     let mut err = std::io::stderr().lock();
+    // Names and keys in these come from the plugin's files: each line is
+    // escaped as `status` escapes them (docs/security.md, "MCP client
+    // bounds"), so none can drive the terminal or forge a line.
     for w in &res.warnings {
-        let _ = writeln!(err, "warning: {w}");
+        let _ = writeln!(err, "warning: {}", crate::terminal::line(w));
     }
     for e in &res.errors {
-        let _ = writeln!(err, "{e}");
+        let _ = writeln!(err, "{}", crate::terminal::line(&e.to_string()));
     }
     drop(err);
     let valid = res.errors.is_empty() && res.manifest.is_some();
@@ -195,7 +198,11 @@ pub fn report(mut res: ManifestResult, ctx: &CheckContext, json: bool) -> i32 {
         });
     } else if let Some(m) = res.manifest.as_ref().filter(|_| valid) {
         let text = yaml_serde::to_string(&manifest_out(m)).unwrap_or_default();
-        let _ = writeln!(std::io::stdout().lock(), "{}", text.trim_end());
+        let _ = writeln!(
+            std::io::stdout().lock(),
+            "{}",
+            crate::terminal::text(text.trim_end())
+        );
     }
     if valid { EXIT_VALID } else { EXIT_INVALID }
 }

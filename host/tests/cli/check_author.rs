@@ -293,3 +293,55 @@ fn help_says_check_and_availability_take_the_plugin_folder() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Keys and names in a plugin's files reach `check`'s and `availability`'s
+/// text output escaped (as `status` shows them): an escape sequence, a bell
+/// or a line break in an unknown key, an `env_passthrough` name or a
+/// location cannot set the terminal's title, colour it or forge a line.
+#[test]
+fn hostile_keys_and_names_are_shown_escaped_in_check_and_availability() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    write(
+        dir,
+        "p/plugin.yaml",
+        "name: p\nversion: \"1\"\nmcp_servers:\n  s:\n    command: /bin/sh\n    \
+         env_passthrough: [\"\\e]0;PWNED\\a\"]\n    \"\\e[31mRED\\nFAKE: line\": 1\n    \
+         app:\n      linux:\n        presence: executable\n        \
+         location: [{kind: command, name: \"nope\\e[2J\\nFAKE: available\"}]\n    \
+         requires: {app: true}\n",
+    );
+    let out = check(dir, &["p/plugin.yaml"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains('\u{1b}') && !err.contains('\u{7}'), "{err:?}");
+    assert!(!err.lines().any(|l| l.starts_with("FAKE")), "{err:?}");
+    assert!(err.contains("\\u{1b}[31mRED\\nFAKE: line"), "{err}");
+
+    // A path location may hold control characters (a file name can): the
+    // server evaluates, and its path is shown escaped on one line.
+    write(
+        dir,
+        "q/plugin.yaml",
+        "name: q\nversion: \"1\"\nmcp_servers:\n  s:\n    command: /bin/sh\n    \
+         app:\n      linux:\n        presence: executable\n        \
+         location: [\"/opt/nope\\e[2J\\nFAKE: available\"]\n    \
+         requires: {app: true}\n",
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_wasmgate"))
+        .current_dir(dir)
+        .env("HOME", dir)
+        .env("XDG_CONFIG_HOME", dir.join("xdg"))
+        .env("WASMGATE_CACHE", "")
+        .args(["availability", "q/plugin.yaml"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!text.contains('\u{1b}'), "{text:?}");
+    assert!(!text.lines().any(|l| l.starts_with("FAKE")), "{text:?}");
+    assert!(text.contains("nope\\u{1b}[2J\\nFAKE: available"), "{text}");
+}
