@@ -43,7 +43,8 @@
 //! - **Plugin authors' tests:** [`testing::TestPlugin`] and the version
 //!   files of [`fixtures`] (`guest-sdk/README.md`, "Test a plugin").
 //!
-//! Three modules are part of the surface: [`gateway`], [`testing`] and
+//! Three modules are part of the surface: [`gateway`] (with
+//! [`gateway::http`], the gateway over streamable HTTP), [`testing`] and
 //! [`fixtures`]. Every other module is private: its items reach an
 //! embedder only through the re-exports below, each by one path.
 //!
@@ -61,11 +62,6 @@
 // CI's clippy of the crate without `internals` keeps it so.
 #![warn(unnameable_types)]
 
-mod error;
-pub mod fixtures;
-pub mod gateway;
-pub mod testing;
-
 /// A module that is private to the library, and public (hidden from the
 /// docs) only with the `internals` feature, for this workspace's rule tests
 /// and benchmarks. Without the feature nothing outside the crate can name
@@ -80,6 +76,11 @@ macro_rules! internal_mod {
         mod $name;
     )*};
 }
+
+mod error;
+pub mod fixtures;
+pub mod gateway;
+pub mod testing;
 
 internal_mod!(
     availability,

@@ -23,13 +23,13 @@
 //!   server's sampling policy in wasmgate's client and is forwarded to the
 //!   gateway's own client whose call the server is serving — recorded with
 //!   its session and request id; a request that cannot be tied to one call
-//!   is refused ([`sampling`]). A client without the sampling capability is
+//!   is refused (`gateway/sampling.rs`). A client without the sampling capability is
 //!   never asked; the server gets an error that says so.
 //! - During a call: the server's `elicitation/create` and log lines take
 //!   sampling's route to the calling session (elicitation only to a client
 //!   that declared it), its progress goes back with the caller's own token
 //!   to that call alone, and resource updates go to the sessions that
-//!   subscribed ([`sampling`], `docs/mcp-client.md` §7).
+//!   subscribed (`gateway/sampling.rs`, `docs/mcp-client.md` §7).
 //! - Live changes: [`Gateway::refresh`] loads the plugin folders and config
 //!   again and re-evaluates availability. When nothing that the load decides
 //!   changed (plugins, server entries, availability, skills), the live host is
@@ -70,15 +70,11 @@
 
 mod handler;
 pub mod http;
-#[doc(hidden)]
-pub mod not_offered;
-#[doc(hidden)]
-pub mod passthrough;
-#[doc(hidden)]
-pub mod sampling;
+// The gateway's own parts, private like the crate's (lib.rs, `internal_mod!`).
+internal_mod!(not_offered, passthrough, sampling);
 
 pub use handler::GatewayHandler;
-pub use passthrough::PrefixMode;
+pub use passthrough::{PrefixCollision, PrefixMode};
 
 use crate::error::HostError;
 use crate::host::{Host, HostOptions};
@@ -118,7 +114,7 @@ pub struct GatewayOptions {
     /// How upstream tools and prompts are named (`serve --prefix`,
     /// [`PrefixMode`]). Default [`PrefixMode::Always`].
     pub prefix: PrefixMode,
-    /// Also offer the tool [`not_offered::NOT_OFFERED_TOOL`], which returns
+    /// Also offer the tool `not_offered::NOT_OFFERED_TOOL`, which returns
     /// the text of the resource `wasmgate://not-offered`, for agents that
     /// read no resources (`serve --not-offered-tool`, docs/mcp-client.md
     /// §7). Default `false`.
@@ -216,7 +212,7 @@ impl Gateway {
     ///
     /// Sampling: unless `options.host.client.sampling_provider` is set (an
     /// embedding agent's own LLM), plugin servers' `sampling/createMessage`
-    /// requests go to the gateway's connected client ([`sampling`]).
+    /// requests go to the gateway's connected client (`sampling`).
     pub async fn start(mut options: GatewayOptions) -> Result<Gateway, HostError> {
         let route = Arc::new(sampling::Route::default());
         let forward = Arc::new(sampling::ForwardToClient::new(route.clone()));
