@@ -11,7 +11,17 @@
 //! - `evaluate`: `availability()` of every parsed declaration;
 //! - `end to end`: load + validate + evaluate.
 //!
+//! Then, when `target/bench-plugins/many-servers.wasm` is built
+//! (`cargo xtask bench-plugins`) and N is its 10,000, the same declarations
+//! from a component (`bench-plugins/many-servers`): checked equal to the
+//! YAML's, then timed as a plugin is loaded on every start —
+//! `load (cached) + manifest()`: a compile-cache hit, instantiation, the
+//! guest building its record, the lift across the boundary and the
+//! record's conversion; `validate`: the same validator as the YAML's; and
+//! `end to end` with evaluation.
+//!
 //! ```text
+//! cargo xtask bench-plugins    # optional: the component side
 //! cargo run --release -p wasmgate --example manifest_bench [N]
 //! ```
 
@@ -20,6 +30,7 @@ mod timing;
 
 use timing::time;
 
+use std::path::Path;
 use std::time::Duration;
 use wasmgate::availability;
 use wasmgate::manifest::load_plugin_yaml;
@@ -164,5 +175,97 @@ fn main() -> anyhow::Result<()> {
     for (kind, (med, min)) in kinds.iter().zip(by_kind) {
         println!("| evaluate, {kind} only | {} [{}] |", per(med), per(min));
     }
+    component(n, &manifest, &host, runs, &per, end_to_end)
+}
+
+/// The component side: the same declarations from `many-servers.wasm`.
+fn component(
+    n: usize,
+    yaml: &wasmgate::Manifest,
+    host: &SimulatedHost,
+    runs: usize,
+    per: &dyn Fn(Duration) -> String,
+    yaml_end_to_end: (Duration, Duration),
+) -> anyhow::Result<()> {
+    use std::sync::Arc;
+    use wasmgate::manifest::{ManifestContext, PluginsConfig, manifest_from_value};
+    use wasmgate::{PluginRuntime, SandboxConfig};
+    let file =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench-plugins/many-servers.wasm");
+    if !file.is_file() || n != 10_000 {
+        println!(
+            "\n(component side skipped: it needs N = 10000 and `cargo xtask bench-plugins` for {})",
+            file.display()
+        );
+        return Ok(());
+    }
+    let cache = tempfile::tempdir()?;
+    let runtime = PluginRuntime::new(SandboxConfig {
+        // 10,000 servers are about 1.2 MB of strings, and the guest builds
+        // them all in its memory.
+        max_manifest_bytes: 16 << 20,
+        hostcall_bytes: 16 << 20,
+        memory_limit: 256 << 20,
+        cache_dir: Some(cache.path().to_path_buf()),
+        ..SandboxConfig::default()
+    })?;
+    let dir = file.parent().expect("a folder").to_path_buf();
+    runtime.load_file(&file, &dir)?; // fills the compile cache
+    let grants = Arc::new(PluginsConfig::default());
+    let validate = |p: &wasmgate::LoadedPlugin| {
+        let ctx = ManifestContext::for_plugin(file.display().to_string(), &dir, grants.clone());
+        manifest_from_value(&p.manifest, &ctx)
+    };
+    let loaded = runtime.load_file(&file, &dir)?;
+    let r = validate(&loaded);
+    anyhow::ensure!(
+        r.errors.is_empty(),
+        "component manifest: {:?}",
+        r.errors.first()
+    );
+    let m = r.manifest.expect("valid");
+    let decls = |m: &wasmgate::Manifest| -> Vec<_> {
+        m.servers
+            .iter()
+            .map(|s| (s.name.clone(), s.declaration.clone()))
+            .collect()
+    };
+    anyhow::ensure!(
+        decls(&m) == decls(yaml),
+        "the component's declarations differ from the plugin.yaml's"
+    );
+    let load = time(runs, || runtime.load_file(&file, &dir).unwrap());
+    let check = time(runs, || validate(&loaded));
+    let end_to_end = time(runs, || {
+        let p = runtime.load_file(&file, &dir).unwrap();
+        validate(&p)
+            .manifest
+            .map(|m| {
+                m.servers
+                    .iter()
+                    .filter_map(|s| s.declaration.as_ref())
+                    .filter(|d| availability(d, host).offerable())
+                    .count()
+            })
+            .unwrap_or(0)
+    });
+    println!(
+        "\n## The same {n} declarations from a component ({} KiB `.wasm`), equal to the YAML's\n",
+        std::fs::metadata(&file)?.len() / 1024
+    );
+    println!("| step | µs per declaration, median [min] of {runs} |");
+    println!("|---|---|");
+    for (label, (med, min)) in [
+        ("load (cached) + manifest()", load),
+        ("validate", check),
+        ("end to end", end_to_end),
+    ] {
+        println!("| {label} | {} [{}] |", per(med), per(min));
+    }
+    println!(
+        "| component ÷ plugin.yaml, end to end (medians / minima) | {:.2} / {:.2} |",
+        end_to_end.0.as_secs_f64() / yaml_end_to_end.0.as_secs_f64(),
+        end_to_end.1.as_secs_f64() / yaml_end_to_end.1.as_secs_f64()
+    );
     Ok(())
 }

@@ -27,23 +27,45 @@ pub const REDACTED: &str = "[REDACTED]";
 /// shorter values (`1`, `on`) would erase ordinary text and are not secrets.
 pub const MIN_LITERAL_LEN: usize = 4;
 
-/// Whole-match token shapes.
+/// Whole-match token shapes. The distinctive prefixes (`ghp_`, `glpat-`,
+/// `hf_`, `AKIA`, …) match even right after a letter or an escape
+/// (`\u001bghp_…`, `xghp_…`); `sk-` and JWTs need a word boundary, since
+/// `sk-` also ends ordinary words (`task-…`, `risk-…`).
 static TOKEN_SHAPES: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
-        r"\b(?:",
+        r"(?:",
         r"gh[pousr]_[A-Za-z0-9_]{16,}",
         r"|github_pat_[A-Za-z0-9_]{20,}",
-        r"|sk-[A-Za-z0-9_-]{10,}",
-        // A short key with dots (`sk-proj.abc_DEF-9`); one without a digit
-        // or `_` (`sk-learn.preprocessing`) is a word, see `redact_patterns`.
-        r"|sk-[A-Za-z0-9_-]+\.[A-Za-z0-9_.-]{6,}",
+        r"|glpat-[A-Za-z0-9_-]{20,}",
+        r"|hf_[A-Za-z0-9]{30,}",
         r"|xox[abposr]-[A-Za-z0-9-]{10,}",
         r"|(?:AKIA|ASIA)[A-Z0-9]{16}",
         r"|AIza[0-9A-Za-z_-]{30,}",
+        r"|\b(?:",
+        r"sk-[A-Za-z0-9_-]{10,}",
+        // A short key with dots (`sk-proj.abc_DEF-9`); one without a digit
+        // or `_` (`sk-learn.preprocessing`) is a word, see `redact_patterns`.
+        r"|sk-[A-Za-z0-9_-]+\.[A-Za-z0-9_.-]{6,}",
         r"|eyJ[A-Za-z0-9_-]{6,}\.eyJ[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]*",
+        r")",
         r")\b"
     ))
     .expect("token shape pattern")
+});
+
+/// A command-line flag naming a credential followed by its value after a
+/// space (`--api-key X`, `--token X`, `-password X`) or as the next item
+/// of a quoted list (`["--token", "X"]`, as `args` are echoed): the value
+/// is the next word, unless it is the next flag.
+static FLAG_VALUE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r#"(?i)((?:^|[\s"'\[,(])--?"#,
+        r#"(?:[a-z0-9]+[_-])*(?:token|key|apikey|password|passwd|secret|pat)s?)"#,
+        // After a space, or as the next item of a quoted list (`"--token", "X"`).
+        r#"(\s+|["']\s*,\s*["'])"#,
+        r#"([^\s"'&,;}\]\-][^\s"'&,;}\]]*)"#
+    ))
+    .expect("flag pattern")
 });
 
 /// `Authorization: <anything to end of line or quote>`.
@@ -78,6 +100,7 @@ static ANY: LazyLock<RegexSet> = LazyLock::new(|| {
         AUTHORIZATION.as_str(),
         SCHEME.as_str(),
         KEY_VALUE.as_str(),
+        FLAG_VALUE.as_str(),
     ])
     .expect("pattern set")
 });
@@ -109,6 +132,13 @@ pub fn redact_patterns(text: &str) -> String {
             c[0].to_string()
         } else {
             format!("{}{}{}{REDACTED}", &c[1], &c[2], &c[3])
+        }
+    });
+    let t = FLAG_VALUE.replace_all(&t, |c: &regex::Captures<'_>| {
+        if c[3].starts_with("[REDACTED") {
+            c[0].to_string()
+        } else {
+            format!("{}{}{REDACTED}", &c[1], &c[2])
         }
     });
     TOKEN_SHAPES
@@ -340,12 +370,64 @@ mod tests {
             "xoxb-1234567890-abcdefghij",
             "AKIAIOSFODNN7EXAMPLE",
             "AIzaSyA1234567890abcdefghijklmnopqrstu",
+            "glpat-abcdefghij0123456789",
+            "hf_abcdefghijklmnopqrstuvwxyz0123456789",
             "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
         ];
         for secret in cases {
             let out = redact_patterns(&format!("error: bad credential {secret} given"));
             assert!(!out.contains(secret), "{secret} survived: {out}");
             assert!(out.contains(REDACTED), "{out}");
+        }
+    }
+
+    #[test]
+    fn distinctive_tokens_are_redacted_right_after_a_letter_or_an_escape() {
+        for (input, secret) in [
+            (
+                "xghp_abcdefghijklmnopqrstuvwxyz0123",
+                "abcdefghijklmnopqrstuvwxyz0123",
+            ),
+            (
+                r"\u001bghp_abcdefghijklmnopqrstuvwxyz0123",
+                "abcdefghijklmnopqrstuvwxyz0123",
+            ),
+            (
+                "\u{1b}[31mglpat-abcdefghij0123456789",
+                "abcdefghij0123456789",
+            ),
+            (
+                "idhf_abcdefghijklmnopqrstuvwxyz0123456789",
+                "abcdefghijklmnopqrstuvwxyz0123456789",
+            ),
+        ] {
+            let out = redact_patterns(input);
+            assert!(!out.contains(secret), "{input} -> {out}");
+            assert!(out.contains(REDACTED), "{input} -> {out}");
+        }
+    }
+
+    #[test]
+    fn credential_flags_lose_the_word_after_them() {
+        for (input, secret) in [
+            ("npx server --api-key abc123def", "abc123def"),
+            ("args: [\"--token\", \"zzz9zzz\"]", "zzz9zzz"),
+            ("run -password hunter2 -v", "hunter2"),
+            ("--client-secret  s3cr3t", "s3cr3t"),
+            ("cli --PAT x1y2z3", "x1y2z3"),
+        ] {
+            let out = redact_patterns(input);
+            assert!(!out.contains(secret), "{input} -> {out}");
+            assert!(out.contains(REDACTED), "{input} -> {out}");
+        }
+        for text in [
+            "--token-file /etc/x",
+            "--key-file path",
+            "--no-password --verbose",
+            "--api-key --other",
+            "a monkey jumps",
+        ] {
+            assert_eq!(redact_patterns(text), text);
         }
     }
 

@@ -236,15 +236,50 @@ pub fn falsy_or_text(v: Option<&Value>) -> Result<String, &'static str> {
     }
 }
 
-/// Python-style list of quoted names: `['a', 'b']`.
+/// Most names a message lists ([`quoted_list`]); the rest are counted.
+pub const LIST_MAX_NAMES: usize = 20;
+
+/// Python-style list of quoted names: `['a', 'b']`. Each name is shown as
+/// [`echo_name`] gives it, and after [`LIST_MAX_NAMES`] the rest are
+/// counted (`… and 3 more`): a plugin's keys are its own, so a list of them
+/// is bounded like any echoed value.
 pub fn quoted_list<S: AsRef<str>>(items: &[S]) -> String {
-    let inner: Vec<String> = items.iter().map(|s| format!("'{}'", s.as_ref())).collect();
+    let mut inner: Vec<String> = items
+        .iter()
+        .take(LIST_MAX_NAMES)
+        .map(|s| format!("'{}'", echo_name(s.as_ref())))
+        .collect();
+    if items.len() > LIST_MAX_NAMES {
+        inner.push(format!("… and {} more", items.len() - LIST_MAX_NAMES));
+    }
     format!("[{}]", inner.join(", "))
 }
+
+/// A name from the input (an unknown key, a bad server or variable name) as
+/// a message shows it: redacted of token shapes and cut at
+/// [`ECHO_MAX_CHARS`] characters with `…`, like an echoed value
+/// (`docs/security.md`, "Redaction"). Quoting and escaping are the
+/// caller's (messages put names in `'…'`; the terminal escapes at print).
+pub fn echo_name(name: &str) -> String {
+    let text = crate::secret::redact_patterns(name);
+    let mut cut: String = text.chars().take(ECHO_MAX_CHARS).collect();
+    if cut.len() < text.len() {
+        cut.push('…');
+    }
+    cut
+}
+
+/// Longest word [`did_you_mean`] looks at, in bytes.
+const HINT_MAX_BYTES: usize = 64;
 
 /// The closest allowed name to a near miss (`versoin` → `version`,
 /// `Linux` → `linux`), when it is close enough to be a likely typo.
 pub fn did_you_mean<'a>(word: &str, allowed: &[&'a str]) -> Option<&'a str> {
+    // No allowed name is this long, and the edit distance is quadratic: a
+    // multi-megabyte key would cost seconds for a hint it cannot get.
+    if word.len() > HINT_MAX_BYTES {
+        return None;
+    }
     let lower = word.to_ascii_lowercase();
     let mut best: Option<(usize, &'a str)> = None;
     for cand in allowed {
@@ -278,7 +313,8 @@ pub fn hint_for(unknown: &[String], allowed: &[&str]) -> Option<String> {
         _ => {
             let parts: Vec<String> = hints
                 .iter()
-                .map(|(u, c)| format!("'{c}' for '{u}'"))
+                .take(LIST_MAX_NAMES)
+                .map(|(u, c)| format!("'{c}' for '{}'", echo_name(u)))
                 .collect();
             Some(format!("did you mean {}?", parts.join(", ")))
         }

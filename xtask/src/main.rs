@@ -112,6 +112,7 @@ enum Cmd {
     Test,
     Interop,
     Plugins,
+    BenchPlugins,
     HostilePlugins,
 }
 
@@ -122,6 +123,7 @@ fn main() {
         Some("test") => Cmd::Test,
         Some("interop") => Cmd::Interop,
         Some("plugins") => Cmd::Plugins,
+        Some("bench-plugins") => Cmd::BenchPlugins,
         Some("hostile-plugins") => Cmd::HostilePlugins,
         _ => {
             eprintln!(
@@ -131,6 +133,7 @@ fn main() {
                  test             build the example plugins, install interop, run every test\n  \
                  interop          install the pinned test software (npm, Python venvs) into target/interop/\n  \
                  plugins          build the example plugins into target/plugins/\n  \
+                 bench-plugins    build the benchmarks' components into target/bench-plugins/\n  \
                  hostile-plugins  build the hostile test plugins into target/hostile-plugins/"
             );
             std::process::exit(2);
@@ -141,6 +144,9 @@ fn main() {
         Cmd::Test => test(&args[1..]),
         Cmd::Interop => interop().map(|dir| println!("interop ready in {}", dir.display())),
         Cmd::Plugins => plugins().map(|dir| println!("plugins ready in {}", dir.display())),
+        Cmd::BenchPlugins => {
+            bench_plugins().map(|dir| println!("bench plugins ready in {}", dir.display()))
+        }
         Cmd::HostilePlugins => {
             hostile_plugins().map(|dir| println!("hostile plugins ready in {}", dir.display()))
         }
@@ -214,6 +220,20 @@ fn copy(from: &Path, to: &Path) -> Result<()> {
         .with_context(|| format!("copy {} to {}", from.display(), tmp.display()))?;
     std::fs::rename(&tmp, to).with_context(|| format!("rename to {}", to.display()))?;
     Ok(())
+}
+
+/// Builds the benchmarks' components (`bench-plugins/*`, not examples:
+/// nothing loads them but `host/examples/manifest_bench.rs`) into
+/// `target/bench-plugins/<name>.wasm`; returns that folder.
+fn bench_plugins() -> Result<PathBuf> {
+    let wasm_dir = build_wasm(&["bench-many-servers"])?;
+    let out = root().join("target").join("bench-plugins");
+    std::fs::create_dir_all(&out).with_context(|| format!("create {}", out.display()))?;
+    copy(
+        &wasm_dir.join("bench_many_servers.wasm"),
+        &out.join("many-servers.wasm"),
+    )?;
+    Ok(out)
 }
 
 /// Builds and lays out `target/plugins/<name>/<name>.wasm` plus shipped

@@ -68,6 +68,19 @@ impl<'a> ProblemLine<'a> {
     }
 }
 
+/// Longest field path a problem line shows, in characters.
+const PATH_MAX_CHARS: usize = 256;
+/// Longest message a problem line shows, in characters.
+const MESSAGE_MAX_CHARS: usize = 4096;
+
+/// `s` cut at `max` characters, ending with `…` when cut.
+fn cut_chars(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    match s.char_indices().nth(max) {
+        None => std::borrow::Cow::Borrowed(s),
+        Some((i, _)) => std::borrow::Cow::Owned(format!("{}…", &s[..i])),
+    }
+}
+
 impl fmt::Display for ProblemLine<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let ProblemLine {
@@ -76,6 +89,11 @@ impl fmt::Display for ProblemLine<'_> {
             value,
             message,
         } = self;
+        // Every part is bounded where it is made (echoed values and names
+        // are cut at ECHO_MAX_CHARS); these caps keep one line one screen
+        // whatever a future message forgets.
+        let path = cut_chars(path, PATH_MAX_CHARS);
+        let message = cut_chars(message, MESSAGE_MAX_CHARS);
         match (path.is_empty(), value) {
             (true, _) => write!(f, "{where_}: {message}"),
             (false, Some(v)) => write!(f, "{where_}: {path} ({v}) {message}"),
@@ -206,7 +224,7 @@ fn parse_app(
             _ => None,
         };
         let Some(os) = os else {
-            return fail(cur, format!("has unknown OS keys ['{}']", key_text(k)));
+            return fail(cur, format!("has unknown OS keys {}", quoted_list(&[key_text(k)])));
         };
         cur.key(os.as_str());
         defs.push(parse_os_block(server, os, block, opts, cur)?);

@@ -528,7 +528,7 @@ pub fn load_plugin_json_with(path: &Path, ctx: &ManifestContext) -> ManifestResu
                         errors.push(err(
                             None,
                             &ext_where,
-                            &key,
+                            &crate::validation::echo_name(&key),
                             "is not a known key (the extension holds only `servers`)".into(),
                         ));
                     }

@@ -131,7 +131,7 @@ pub fn plugins_from_value(v: Option<&Value>, where_: &str) -> (PluginsConfig, Ve
                     "plugins".into(),
                     format!(
                         "has a bad plugin name '{}' (letters, digits, '_', '.', '-')",
-                        key_text(other)
+                        crate::validation::echo_name(&key_text(other))
                     ),
                 ));
                 continue;

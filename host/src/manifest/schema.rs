@@ -308,7 +308,19 @@ pub fn manifest_from_value(value: &Value, ctx: &ManifestContext) -> ManifestResu
         }
     };
     let version = match m.get("version") {
-        Some(Value::String(s)) if !s.trim().is_empty() => Some(s.trim().to_string()),
+        Some(Value::String(s)) if is_plugin_version(s.trim()) => Some(s.trim().to_string()),
+        Some(Value::String(s)) if !s.trim().is_empty() => {
+            out.errors.push(ManifestError::new(
+                w,
+                None,
+                "version",
+                format!(
+                    "must be at most {MAX_PLUGIN_VERSION} characters without control characters (got {} characters)",
+                    s.trim().chars().count()
+                ),
+            ));
+            None
+        }
         Some(Value::Number(n)) => {
             out.errors.push(ManifestError::new(
                 w,
@@ -346,6 +358,17 @@ pub fn manifest_from_value(value: &Value, ctx: &ManifestContext) -> ManifestResu
         });
     }
     out
+}
+
+/// Longest plugin `version`, in characters.
+pub const MAX_PLUGIN_VERSION: usize = 128;
+
+/// A plugin `version` (already trimmed): 1–[`MAX_PLUGIN_VERSION`]
+/// characters without control characters. It is shown in `status` and kept
+/// in the trust lock, so it is bounded like a name; its form is the
+/// author's (`1.2.0`, `2026.12-beta`).
+fn is_plugin_version(s: &str) -> bool {
+    !s.is_empty() && s.chars().count() <= MAX_PLUGIN_VERSION && !s.chars().any(char::is_control)
 }
 
 pub(crate) fn is_plugin_name(s: &str) -> bool {
@@ -552,7 +575,7 @@ pub fn servers_from_value(
                     "mcp_servers",
                     format!(
                         "has a bad server name '{}' (1 to {MAX_SERVER_NAME} characters, not blank, no control characters)",
-                        crate::validation::key_text(other).escape_debug()
+                        crate::validation::echo_name(&crate::validation::key_text(other)).escape_debug()
                     ),
                 ));
                 continue;
@@ -1415,7 +1438,7 @@ fn string_map(
                     format!(
                         "has a bad {} name '{}'",
                         if is_env { "variable" } else { "header" },
-                        crate::validation::key_text(other)
+                        crate::validation::echo_name(&crate::validation::key_text(other))
                     ),
                 );
                 continue;

@@ -388,6 +388,34 @@ fn a_file_of_no_known_format_still_says_so() {
     );
 }
 
+#[test]
+fn a_broken_toml_file_is_reported_by_position_without_its_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("config.toml");
+    // The parser's own message would quote this line, bearer token and all.
+    std::fs::write(
+        &p,
+        "[mcp_servers.x]\nurl = \"https://h/mcp\"\nhttp_headers = { Authorization = \"Bearer sk-live-abcdef0123456789\" \n",
+    )
+    .unwrap();
+    let r = wasmgate::manifest::load_config(&p);
+    let e = &errors(&r)[0];
+    assert!(e.contains("is not valid TOML at line 3, column "), "{e}");
+    assert!(
+        !e.contains("abcdef0123456789") && !e.contains("Bearer"),
+        "{e}"
+    );
+    let home = tempfile::tempdir().unwrap();
+    let o = wasmgate(&["import", p.to_str().unwrap()], home.path());
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("is not valid TOML at line 3"),
+        "{}",
+        text(&o)
+    );
+    assert!(!text(&o).contains("abcdef0123456789"), "{}", text(&o));
+}
+
 // --- the binary: import and setup -----------------------------------------
 
 fn wasmgate(args: &[&str], home: &Path) -> std::process::Output {

@@ -345,3 +345,42 @@ fn hostile_keys_and_names_are_shown_escaped_in_check_and_availability() {
     assert!(!text.lines().any(|l| l.starts_with("FAKE")), "{text:?}");
     assert!(text.contains("nope\\u{1b}[2J\\nFAKE: available"), "{text}");
 }
+
+#[test]
+fn names_from_the_file_are_cut_and_redacted_and_the_version_is_bounded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // A key of 1 MiB that starts like a known one (an explicit `?` key:
+    // YAML caps implicit keys at 1024 characters), 30 more unknown keys, a
+    // token as a key name, and a version of 200 characters.
+    let long_key = format!("versoin{}", "x".repeat(1 << 20));
+    let mut text = format!(
+        "name: p\nversion: \"{}\"\n? {long_key}\n: 1\n0ghp_abcdefghijklmnopqrstuvwxyz0123: 2\n",
+        "9".repeat(200)
+    );
+    for i in 0..30 {
+        text.push_str(&format!("extra{i:02}: 1\n"));
+    }
+    text.push_str("mcp_servers: {}\n");
+    write(dir, "p/plugin.yaml", &text);
+    let out = check(dir, &["p/plugin.yaml"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.lines().all(|l| l.chars().count() < 4096),
+        "a line is longer than a screenful"
+    );
+    assert!(!err.contains(&"x".repeat(100)), "the long key is cut");
+    assert!(err.contains("… and 12 more"), "{err}");
+    assert!(
+        !err.contains("abcdefghijklmnopqrstuvwxyz0123") && err.contains("'0[REDACTED]'"),
+        "{err}"
+    );
+    assert!(
+        err.contains("version (\"999") && err.contains("must be at most 128 characters"),
+        "{err}"
+    );
+    let report = json(&check(dir, &["--json", "p/plugin.yaml"]));
+    assert_eq!(report["valid"], false);
+    assert!(report["manifest"].is_null(), "{report}");
+}

@@ -51,10 +51,40 @@ pub fn looks_like_toml(text: &str) -> bool {
     toml::from_str::<toml::Table>(text).is_ok_and(|t| t.contains_key("mcp_servers"))
 }
 
+/// `is not valid TOML at line L, column C: <what>` for a parse error at
+/// `span` of `text`. The parser's own rendering quotes the source line,
+/// which may hold a secret (an `env` value, a bearer token), so only its
+/// position and its message are shown, redacted and cut
+/// (`docs/security.md`, "Redaction").
+pub(crate) fn not_toml(text: &str, message: &str, span: Option<std::ops::Range<usize>>) -> String {
+    let what = crate::secret::redact_patterns(message.trim());
+    let what: String = what
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ");
+    let what = match what.char_indices().nth(MAX_TOML_MESSAGE) {
+        Some((i, _)) => format!("{}…", &what[..i]),
+        None => what,
+    };
+    match span.and_then(|r| text.get(..r.start)) {
+        Some(before) => {
+            let line = before.matches('\n').count() + 1;
+            let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+            format!("is not valid TOML at line {line}, column {column}: {what}")
+        }
+        None => format!("is not valid TOML: {what}"),
+    }
+}
+
+/// Longest parser message [`not_toml`] shows, in characters.
+const MAX_TOML_MESSAGE: usize = 200;
+
 /// Decodes a Codex `config.toml`; `Err` is the message after the file name.
 pub fn decode(text: &str, ctx: &ManifestContext) -> Result<Decoded, String> {
     let table: toml::Table =
-        toml::from_str(text).map_err(|e| format!("is not valid TOML: {}", e.to_string().trim()))?;
+        toml::from_str(text).map_err(|e| not_toml(text, e.message(), e.span()))?;
     let mut b = Builder::default();
     match table.get("mcp_servers") {
         None => {}

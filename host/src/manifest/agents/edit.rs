@@ -47,7 +47,8 @@ pub fn decode(text: &str, syntax: Syntax) -> Result<Value, String> {
         Syntax::Jsonc => super::vscode::decode_jsonc(text)?,
         Syntax::Yaml => super::super::load::decode_yaml(text)?,
         Syntax::Toml => super::codex::to_yaml(&toml::Value::Table(
-            toml::from_str::<toml::Table>(text).map_err(|e| format!("is not valid TOML: {e}"))?,
+            toml::from_str::<toml::Table>(text)
+                .map_err(|e| super::codex::not_toml(text, e.message(), e.span()))?,
         )),
     };
     match v {
@@ -163,7 +164,7 @@ pub fn remove_entry(
         Syntax::Toml => {
             let mut doc: toml_edit::DocumentMut = text
                 .parse()
-                .map_err(|e| format!("is not valid TOML: {e}"))?;
+                .map_err(|e: toml_edit::TomlError| super::codex::not_toml(text, e.message(), e.span()))?;
             let mut cur = doc.as_item_mut();
             for p in path {
                 cur = cur
@@ -335,7 +336,7 @@ fn toml_value(v: &Value) -> Result<toml_edit::Value, String> {
 fn toml_set(text: &str, path: &[&str], name: &str, entry: &Value) -> Result<String, String> {
     let mut doc: toml_edit::DocumentMut = text
         .parse()
-        .map_err(|e| format!("is not valid TOML: {e}"))?;
+        .map_err(|e: toml_edit::TomlError| super::codex::not_toml(text, e.message(), e.span()))?;
     let mut cur: &mut toml_edit::Table = doc.as_table_mut();
     for p in path {
         if !cur.contains_key(p) {

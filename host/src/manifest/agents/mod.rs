@@ -279,9 +279,11 @@ pub(crate) fn refuse_keys(
         if known.contains(&key.as_str()) {
             continue;
         }
+        // The key becomes the problem's field path: shown bounded and redacted.
+        let shown = crate::validation::echo_name(&key);
         if let Some((_, why)) = unsupported.iter().find(|(u, _)| *u == key) {
             fails.push(Problem::new(
-                key,
+                shown,
                 format!("is not supported by wasmgate: {why}"),
             ));
         } else {
@@ -289,7 +291,7 @@ pub(crate) fn refuse_keys(
                 .map(|d| format!(" (did you mean `{d}`?)"))
                 .unwrap_or_default();
             fails.push(Problem::new(
-                key,
+                shown,
                 format!("is not a key of a {} server entry{hint}", format.label()),
             ));
         }
