@@ -475,6 +475,23 @@ pub fn load_plugin_json_with(path: &Path, ctx: &ManifestContext) -> ManifestResu
         value: None,
     };
 
+    // Other top-level keys are Hermes' (description, author, …), but a near
+    // miss of the two keys wasmgate reads would silently drop every server
+    // or every gate: an error when the key itself is absent.
+    for k in top.keys().filter_map(Value::as_str) {
+        let Some(meant) = crate::validation::did_you_mean(k, &["mcpServers", "extensions"]) else {
+            continue;
+        };
+        if k != meant && !top.contains_key(meant) {
+            errors.push(err(
+                None,
+                &w,
+                &crate::validation::echo_name(k),
+                format!("is not a key of plugin.json (did you mean `{meant}`?)"),
+            ));
+        }
+    }
+
     // Servers: plugin.json's own mcpServers, else mcp.json beside it.
     let mcp_json_path = plugin_dir_of(path).join("mcp.json");
     let (mcp_servers, servers_where): (Option<Mapping>, String) = match top.get("mcpServers") {

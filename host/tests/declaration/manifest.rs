@@ -661,6 +661,33 @@ fn plugin_json_envelope_rules() {
     };
     let mcp = serde_json::json!({"mcpServers": {"a": {"command": "x"}}});
 
+    // A near miss of mcpServers or extensions would drop every server or
+    // gate without a word; Hermes' own keys (description, …) stay quiet.
+    let r = case(
+        "misspelt-top-level",
+        serde_json::json!({"name": "v", "version": "1", "description": "d",
+            "mcp_servers": {"a": {"command": "x"}}, "extension": {}}),
+        None,
+    );
+    let all = errors(&r);
+    let shown: Vec<&str> = all
+        .iter()
+        .map(|e| e.rsplit_once("plugin.json: ").map_or(e.as_str(), |(_, m)| m))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            "extension is not a key of plugin.json (did you mean `extensions`?)",
+            "mcp_servers is not a key of plugin.json (did you mean `mcpServers`?)",
+        ],
+    );
+    let r = case(
+        "both-spellings",
+        serde_json::json!({"name": "v", "version": "1", "mcpServers": {}, "mcpServer": {}}),
+        None,
+    );
+    assert!(errors(&r).is_empty(), "{:?}", errors(&r));
+
     let r = case(
         "unknown-server",
         ext(serde_json::json!({"zz": {"requires": {"gpu": "nvidia"}}})),
