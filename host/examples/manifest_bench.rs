@@ -259,8 +259,14 @@ fn component(
     println!("| step | µs per declaration, median [min] of {runs} |");
     println!("|---|---|");
     for (label, (med, min)) in [
-        ("manifest() alone: instantiate, the guest's work, the lift", call),
-        ("load (cached) + manifest() + the record into the YAML value", load),
+        (
+            "manifest() alone: instantiate, the guest's work, the lift",
+            call,
+        ),
+        (
+            "load (cached) + manifest() + the record into the YAML value",
+            load,
+        ),
         ("validate", check),
         ("end to end", end_to_end),
     ] {

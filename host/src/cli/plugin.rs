@@ -198,7 +198,14 @@ async fn add(ctx: &Context, source: &str, sha256: Option<&str>) -> Result<(), St
     }
     let mut options = ctx.options.clone();
     options.plugin_dirs = vec![dir.clone()];
-    let result = approve_loaded(ctx, &options, &name, Some(&i.digest.sha256), true).await;
+    let result = approve_loaded(
+        ctx,
+        &options,
+        &name,
+        Some(&i.digest.sha256),
+        Some(&i.problems),
+    )
+    .await;
     if let Err(e) = result {
         undo(&dest);
         return Err(format!("{e}; nothing was installed"));
@@ -208,7 +215,7 @@ async fn add(ctx: &Context, source: &str, sha256: Option<&str>) -> Result<(), St
 }
 
 async fn approve(ctx: &Context, name: &str) -> Result<(), String> {
-    approve_loaded(ctx, &ctx.options, name, None, false).await
+    approve_loaded(ctx, &ctx.options, name, None, None).await
 }
 
 /// `plugin approve --json`.
@@ -221,18 +228,28 @@ struct ApproveOut<'a> {
     changes: &'a [String],
     tool_changes: Vec<String>,
     surface: &'a Surface,
+    /// `plugin add` only: the refusal sentence of each server this machine
+    /// cannot offer (docs/declarations.md §6.3).
+    unavailable: Vec<String>,
+    /// `plugin add` only: each part left out as invalid (a bad server), one
+    /// sentence each, as `plugin inspect` shows them.
+    left_out: &'a [String],
 }
 
 /// Loads `options`, checks the signature when keys are trusted, shows what
 /// approval accepts, writes it, then connects the plugin's servers and pins
 /// their tools. `want_sha256`: the SHA-256 the installed copy must have.
+/// `fresh_install`: `plugin add`'s call, with the parts of the plugin left
+/// out as invalid (shown after the approval, as `plugin inspect` shows them).
 async fn approve_loaded(
     ctx: &Context,
     options: &HostOptions,
     name: &str,
     want_sha256: Option<&str>,
-    fresh_install: bool,
+    fresh_install: Option<&[String]>,
 ) -> Result<(), String> {
+    let left_out = fresh_install.unwrap_or_default();
+    let fresh_install = fresh_install.is_some();
     let host = Host::load(options.clone()).map_err(|e| format!("{e:#}"))?;
     let Some(rec) = host.plugins().iter().find(|p| p.name == name).cloned() else {
         let mut e = format!(
@@ -298,6 +315,8 @@ async fn approve_loaded(
             changes: &rec.trust.changes,
             tool_changes,
             surface: &entry.surface,
+            unavailable,
+            left_out,
         });
         return Ok(());
     }
@@ -333,6 +352,9 @@ async fn approve_loaded(
                 "{} Its tools are offered once it is (`wasmgate status` tells).\n",
                 esc(sentence)
             ));
+        }
+        for problem in left_out {
+            o.push_str(&format!("left out as invalid: {}\n", esc(problem)));
         }
     }
     print!("{o}");

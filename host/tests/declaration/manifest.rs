@@ -672,7 +672,10 @@ fn plugin_json_envelope_rules() {
     let all = errors(&r);
     let shown: Vec<&str> = all
         .iter()
-        .map(|e| e.rsplit_once("plugin.json: ").map_or(e.as_str(), |(_, m)| m))
+        .map(|e| {
+            e.rsplit_once("plugin.json: ")
+                .map_or(e.as_str(), |(_, m)| m)
+        })
         .collect();
     assert_eq!(
         shown,

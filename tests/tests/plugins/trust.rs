@@ -700,3 +700,43 @@ fn add_of_a_plugin_whose_application_is_missing_installs_it_and_names_the_held_b
         "{st:#}"
     );
 }
+
+#[test]
+fn add_names_the_servers_left_out_as_invalid_and_json_carries_them_and_the_unavailable() {
+    let yaml = "name: mixed\nversion: \"0.1.0\"\nmcp_servers:\n  absent:\n    command: /bin/sh\n    \
+         app:\n      linux:\n        presence: executable\n        \
+         location: [{kind: command, name: wasmgate-test-no-such-application}]\n    \
+         requires: {app: true}\n  bad:\n    command: /bin/sh\n    timeout: soon\n";
+    for json in [false, true] {
+        let u = User::new();
+        let src = u.tmp.path().join("src-mixed");
+        std::fs::create_dir_all(&src).unwrap();
+        std::fs::write(src.join("plugin.yaml"), yaml).unwrap();
+        let mut args = vec!["plugin", "add", src.to_str().unwrap()];
+        if json {
+            args.insert(0, "--json");
+        }
+        let out = u.run(&args);
+        assert!(out.status.success(), "{}", text(&out));
+        let s = String::from_utf8_lossy(&out.stdout);
+        if json {
+            let v: serde_json::Value = serde_json::from_str(&s).expect("one JSON document");
+            assert_eq!(
+                v["unavailable"][0], "Plugin 'mixed' server 'absent' is unavailable: missing_app.",
+                "{v:#}"
+            );
+            let left = v["left_out"][0].as_str().unwrap_or_default();
+            assert!(left.contains("server 'bad': timeout (\"soon\")"), "{v:#}");
+        } else {
+            assert!(
+                s.contains("left out as invalid: ")
+                    && s.contains("server 'bad': timeout (\"soon\")"),
+                "{s}"
+            );
+            assert!(
+                s.contains("server 'absent' is unavailable: missing_app."),
+                "{s}"
+            );
+        }
+    }
+}
