@@ -125,22 +125,24 @@ pub fn availability_with(
         return Availability::bare(State::NoRequirements, decl);
     };
     // 6. Locate.
-    let res = resolver::locate(def, platform);
-    let looked_at = res.looked_at().map(str::to_string);
-    let present: Vec<&Candidate> = res.present().collect();
-    let Some(first) = present.first() else {
+    let mut res = resolver::locate(def, platform);
+    let Some(first_at) = res.candidates.iter().position(|c| c.present) else {
+        // The reported path is the first candidate looked at (§3.7).
         return Availability {
-            path: looked_at,
+            path: (!res.candidates.is_empty()).then(|| res.candidates.swap_remove(0).path),
             ..Availability::bare(State::MissingApp, decl)
         };
     };
-    // 7. No version source: presence alone (the linux exception).
+    // 7. No version source: presence alone (the linux exception). The
+    // common case takes its path out of the resolution rather than copying it.
     if def.version_kind == VersionKind::None {
         return Availability {
-            path: Some(first.path.clone()),
+            path: Some(res.candidates.swap_remove(first_at).path),
             ..Availability::bare(State::Available, decl)
         };
     }
+    let present: Vec<&Candidate> = res.present().collect();
+    let first = present[0];
     let read = |c: &Candidate| -> Option<String> {
         match (def.version_kind, custom) {
             (VersionKind::Custom, Some(probe)) => probe(def, &c.path),

@@ -178,6 +178,15 @@ pub fn separator(os: OsFamily) -> char {
 }
 
 /// Puts a path in the native form of `os` (win32: every `/` becomes `\`).
+/// [`native`] of a path already owned: no copy on POSIX families.
+pub fn native_owned(path: String, os: OsFamily) -> String {
+    if os == OsFamily::Win32 && path.contains('/') {
+        path.replace('/', "\\")
+    } else {
+        path
+    }
+}
+
 pub fn native(path: &str, os: OsFamily) -> String {
     if os == OsFamily::Win32 {
         path.replace('/', "\\")

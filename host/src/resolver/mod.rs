@@ -11,7 +11,7 @@ pub mod version;
 
 use crate::declaration::{AppDef, LocationKind, OsFamily, Presence};
 use crate::platform::{FileKind, Platform};
-use expand::{expand, is_absolute, join, native};
+use expand::{expand, is_absolute, join, native, native_owned};
 use std::cmp::Ordering;
 
 pub use version::{compare_keys, read_version, version_at_least, version_key};
@@ -155,8 +155,9 @@ fn candidate(path: String, present: bool, kind: LocationKind) -> Candidate {
 fn locate_path(value: &str, presence: Presence, p: &dyn Platform, out: &mut Vec<Candidate>) {
     let os = p.os_family();
     let e = expand(value, p);
-    let text = native(&e.text, os);
-    if !e.complete || !is_absolute(&text, os) {
+    let complete = e.complete;
+    let text = native_owned(e.text, os);
+    if !complete || !is_absolute(&text, os) {
         out.push(candidate(text, false, LocationKind::Path));
         return;
     }
@@ -339,7 +340,8 @@ fn locate_command(name: &str, p: &dyn Platform) -> Candidate {
         None => String::new(),
     };
     let list_sep = if win { ';' } else { ':' };
-    let names: Vec<String> = if win {
+    // POSIX looks for the name as written: borrowed, no copy per lookup.
+    let names: Vec<std::borrow::Cow<'_, str>> = if win {
         let exts: Vec<String> = p
             .env_var("PATHEXT")
             .filter(|s| !s.trim().is_empty())
@@ -353,12 +355,12 @@ fn locate_command(name: &str, p: &dyn Platform) -> Candidate {
             .iter()
             .any(|e| lower.ends_with(&e.to_ascii_lowercase()))
         {
-            vec![name.to_string()]
+            vec![name.into()]
         } else {
-            exts.iter().map(|e| format!("{name}{e}")).collect()
+            exts.iter().map(|e| format!("{name}{e}").into()).collect()
         }
     } else {
-        vec![name.to_string()]
+        vec![name.into()]
     };
     for dir in path_var.split(list_sep) {
         let dir = if win {
