@@ -1,4 +1,4 @@
-//! The Rust embedding API in about 20 lines: load plugin folders, discover,
+//! The Rust embedding API in about 25 lines: load plugin folders, discover,
 //! list offered tools and visible skills, call a tool, shut down.
 //!
 //! `cargo run -p wasmgate --example embed -- target/plugins` (after

@@ -108,6 +108,9 @@ pub struct ParseOptions {
     /// Accept `version.kind: custom`. Only a component can read its own
     /// version (its `probe-version` export), so YAML/JSON sources pass `false`.
     pub allow_custom_version: bool,
+    /// The source is JSON (`plugin.json`): advice on quoting a number is
+    /// given in JSON's syntax, not YAML's.
+    pub json: bool,
 }
 
 /// The first failing rule wins (docs/declarations.md §2): each step returns
@@ -166,6 +169,7 @@ pub fn parse_declaration(
     let requires = parse_requires(
         raw_requires.unwrap_or(&Value::Null),
         app.as_deref(),
+        opts,
         &mut cur,
     )
     .map_err(wrap)?;
@@ -733,7 +737,12 @@ fn check_rooted(t: &str, os: OsFamily, cur: &Cursor<'_>, location: bool) -> R<()
 const REQUIRES_KEYS: [&str; 3] = ["app", "min_version", "gpu"];
 
 /// `cur` is at `requires`.
-fn parse_requires(v: &Value, app: Option<&[AppDef]>, cur: &mut Cursor<'static>) -> R<Requires> {
+fn parse_requires(
+    v: &Value,
+    app: Option<&[AppDef]>,
+    opts: ParseOptions,
+    cur: &mut Cursor<'static>,
+) -> R<Requires> {
     let m = match v {
         Value::Null => return Ok(Requires::default()),
         Value::Mapping(m) => m,
@@ -778,9 +787,15 @@ fn parse_requires(v: &Value, app: Option<&[AppDef]>, cur: &mut Cursor<'static>) 
         Some(Value::Number(n)) => {
             return fail(
                 cur,
-                format!(
-                    "must be a dotted numeric string, but YAML read {n} as a number; quote it: min_version: \"{n}\""
-                ),
+                if opts.json {
+                    format!(
+                        "must be a dotted numeric string, but {n} is a JSON number; quote it: \"min_version\": \"{n}\""
+                    )
+                } else {
+                    format!(
+                        "must be a dotted numeric string, but YAML read {n} as a number; quote it: min_version: \"{n}\""
+                    )
+                },
             );
         }
         Some(other) => {

@@ -453,6 +453,10 @@ pub fn load_plugin_json(path: &Path) -> ManifestResult {
 ///
 /// A server's errors read `<file> extension server '<name>': <field path> …`.
 pub fn load_plugin_json_with(path: &Path, ctx: &ManifestContext) -> ManifestResult {
+    let ctx = &ManifestContext {
+        json: true,
+        ..ctx.clone()
+    };
     let text = match read_plugin_text(path, MAX_MANIFEST_BYTES) {
         Ok(t) => t,
         Err(m) => return file_error(path, m),

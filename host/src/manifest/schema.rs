@@ -56,6 +56,9 @@ pub struct ManifestContext {
     pub plugin_dir: PathBuf,
     /// Accept `version.kind: custom` (true only for components).
     pub allow_custom_version: bool,
+    /// The source is JSON (`plugin.json`): advice on quoting a number is
+    /// given in JSON's syntax, not YAML's.
+    pub json: bool,
     /// Host environment used for `${VAR}` / `${env:VAR}` in `env` and `headers`.
     pub env: BTreeMap<String, String>,
     /// Who wrote the source, which decides which names of `env` it may read.
@@ -88,6 +91,7 @@ impl ManifestContext {
             where_: where_.into(),
             plugin_dir: plugin_dir.into(),
             allow_custom_version: false,
+            json: false,
             env: std::env::vars_os()
                 .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
                 .collect(),
@@ -326,9 +330,15 @@ pub fn manifest_from_value(value: &Value, ctx: &ManifestContext) -> ManifestResu
                 w,
                 None,
                 "version",
-                format!(
-                    "must be a string, but YAML read {n} as a number; quote it: version: \"{n}\""
-                ),
+                if ctx.json {
+                    format!(
+                        "must be a string, but {n} is a JSON number; quote it: \"version\": \"{n}\""
+                    )
+                } else {
+                    format!(
+                        "must be a string, but YAML read {n} as a number; quote it: version: \"{n}\""
+                    )
+                },
             ));
             None
         }
@@ -787,6 +797,7 @@ pub fn server_from_value(
         if raw_app.is_some_and(|v| !v.is_null()) || raw_requires.is_some_and(|v| !v.is_null()) {
             let opts = ParseOptions {
                 allow_custom_version: ctx.allow_custom_version,
+                json: ctx.json,
             };
             match parse_declaration(name, raw_app, raw_requires, label, opts) {
                 Ok(d) => Some(Ok(d)),

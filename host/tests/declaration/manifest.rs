@@ -684,6 +684,28 @@ fn plugin_json_envelope_rules() {
             "mcp_servers is not a key of plugin.json (did you mean `mcpServers`?)",
         ],
     );
+    // Quoting advice in the file's own syntax.
+    let r = case(
+        "json-numbers",
+        serde_json::json!({"name": "v", "version": 1.5, "mcpServers": {"a": {"command": "x"}},
+            "extensions": {"com.nousresearch.hermes": {"servers": {"a": {"app": app.clone(),
+                "requires": {"app": true, "min_version": 2.3}}}}}}),
+        None,
+    );
+    let all = errors(&r);
+    assert!(
+        all.iter().any(|e| e.ends_with(
+            "version (1.5) must be a string, but 1.5 is a JSON number; quote it: \"version\": \"1.5\""
+        )),
+        "{all:?}"
+    );
+    assert!(
+        all.iter().any(|e| e.ends_with(
+            "requires.min_version (2.3) must be a dotted numeric string, but 2.3 is a JSON number; quote it: \"min_version\": \"2.3\""
+        )),
+        "{all:?}"
+    );
+
     let r = case(
         "both-spellings",
         serde_json::json!({"name": "v", "version": "1", "mcpServers": {}, "mcpServer": {}}),

@@ -28,6 +28,7 @@ use Expect::{Err as E, Ok as K};
 
 const COMPONENT: ParseOptions = ParseOptions {
     allow_custom_version: true,
+    json: false,
 };
 
 /// (row id, document, expectation). `L` is a valid linux block to splice in.
@@ -1323,6 +1324,7 @@ fn arb_value() -> impl Strategy<Value = Value> {
 fn check_any(app: &Value, requires: &Value, custom: bool) {
     let opts = ParseOptions {
         allow_custom_version: custom,
+        ..ParseOptions::default()
     };
     match parse_declaration("s", Some(app), Some(requires), "w", opts) {
         Ok(d) => round_trip(&d, opts),
