@@ -444,7 +444,8 @@ pub fn run_import(args: &ImportArgs, target: Option<PathBuf>, json: bool) -> u8 
         .get("mcp_servers")
         .cloned()
         .unwrap_or(Value::Null);
-    let checked = servers_from_value(Some(&servers), &ctx, None);
+    let mut checked = servers_from_value(Some(&servers), &ctx, None);
+    decoded.name_own_fields(&mut checked.errors);
     let mut problems: Vec<ManifestError> = decoded.errors;
     problems.extend(checked.errors);
     let mut out = Mapping::new();

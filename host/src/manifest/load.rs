@@ -375,11 +375,11 @@ pub fn load_config_in(
         Ok(t) => t,
         Err(m) => return fail(m),
     };
-    let decoded = match super::agents::decode_config(path, &text, ctx, places) {
+    let mut decoded = match super::agents::decode_config(path, &text, ctx, places) {
         Ok(d) => d,
         Err(m) => return fail(m),
     };
-    let value = decoded.value;
+    let value = std::mem::take(&mut decoded.value);
     let mut r = match &value {
         // An empty (or comments-only) file: nothing configured yet.
         Value::Null => ServersResult::default(),
@@ -394,6 +394,9 @@ pub fn load_config_in(
         other => return fail(must_be("a mapping", other)),
     };
     if decoded.format != super::agents::Format::Wasmgate {
+        // The validator's errors name the user's own fields (Codex's
+        // `env_vars`, Goose's `cmd`), not what they became.
+        decoded.name_own_fields(&mut r.errors);
         // Servers refused while converting keep their place in the order.
         r.errors.splice(0..0, decoded.errors);
         r.warnings.extend(decoded.warnings);

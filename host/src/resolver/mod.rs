@@ -50,16 +50,6 @@ impl Resolution {
     pub fn found(&self) -> bool {
         self.candidates.iter().any(|c| c.present)
     }
-
-    /// The reported path (docs/declarations.md §3.7): the first present candidate, else
-    /// the first candidate, else `None`.
-    pub fn looked_at(&self) -> Option<&str> {
-        self.candidates
-            .iter()
-            .find(|c| c.present)
-            .or_else(|| self.candidates.first())
-            .map(|c| c.path.as_str())
-    }
 }
 
 /// A folder a directory-table kind looks in (`docs/declarations.md` §3).

@@ -389,6 +389,52 @@ fn a_file_of_no_known_format_still_says_so() {
 }
 
 #[test]
+fn errors_of_converted_servers_name_the_agents_own_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    let codex = dir.path().join("config.toml");
+    std::fs::write(
+        &codex,
+        "[mcp_servers.a]\ncommand = \"/bin/x\"\nstartup_timeout_sec = -5\n\
+         tool_timeout_sec = \"soon\"\nenv_vars = [\"bad name\"]\n\
+         [mcp_servers.b]\nurl = \"http://127.0.0.1:9/mcp\"\n\
+         http_headers = { \"bad header\" = \"v\" }\n\
+         [mcp_servers.c]\nurl = \"http://127.0.0.1:9/mcp\"\n\
+         http_headers = { \"bad header\" = \"v\" }\nbearer_token_env_var = \"T\"\n",
+    )
+    .unwrap();
+    let e = errors(&wasmgate::manifest::load_config(&codex));
+    for want in [
+        "server 'a': env_vars[0] (\"bad name\") must be an environment variable name",
+        "server 'a': tool_timeout_sec (\"soon\") must be a number of seconds",
+        "server 'a': startup_timeout_sec (-5) must be a positive number of seconds",
+        "server 'b': http_headers has a bad header name 'bad header'",
+        // Two own fields became `headers`: neither can be named alone.
+        "server 'c': headers has a bad header name 'bad header'",
+    ] {
+        assert!(e.iter().any(|l| l.contains(want)), "{want}: {e:?}");
+    }
+    let goose = dir.path().join("goose.yaml");
+    std::fs::write(
+        &goose,
+        "extensions:\n  g:\n    type: stdio\n    cmd: ''\n    env_keys: ['bad name']\n  \
+         h:\n    type: streamable_http\n    uri: ftp://x\n",
+    )
+    .unwrap();
+    let e = errors(&wasmgate::manifest::load_config(&goose));
+    for want in [
+        "server 'g': cmd (\"\") must be a non-empty string",
+        "server 'g': env_keys[0] (\"bad name\") must be an environment variable name",
+        "server 'h': uri must be an http:// or https:// URL",
+    ] {
+        assert!(e.iter().any(|l| l.contains(want)), "{want}: {e:?}");
+    }
+    // `wasmgate import` shows the same names.
+    let home = tempfile::tempdir().unwrap();
+    let o = wasmgate(&["import", codex.to_str().unwrap()], home.path());
+    assert!(text(&o).contains("server 'a': env_vars[0]"), "{}", text(&o));
+}
+
+#[test]
 fn a_broken_toml_file_is_reported_by_position_without_its_text() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("config.toml");

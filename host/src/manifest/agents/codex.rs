@@ -95,7 +95,7 @@ pub fn decode(text: &str, ctx: &ManifestContext) -> Result<Decoded, String> {
             };
             for (name, entry) in entries(&servers) {
                 let res = entry_mapping(entry).and_then(convert);
-                b.add(ctx, &name, res);
+                b.add_from(ctx, &name, entry, Format::Codex, res);
             }
         }
         Some(other) => {

@@ -61,7 +61,7 @@ pub fn decode(ext: &Mapping, ctx: &ManifestContext) -> Decoded {
             continue;
         }
         let res = entry_mapping(entry).and_then(convert);
-        b.add(ctx, &name, res);
+        b.add_from(ctx, &name, entry, Format::Goose, res);
     }
     b.finish(Format::Goose)
 }

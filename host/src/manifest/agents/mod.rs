@@ -49,6 +49,75 @@ impl Format {
             Format::Goose => "Goose extensions",
         }
     }
+
+    /// The format's own fields that a conversion renames: `(own field, the
+    /// wasmgate field path it becomes)`. Errors found by wasmgate's
+    /// validator are shown under the user's own field name (`Builder::add_from`).
+    fn own_names(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Format::Codex => &[
+                ("env_vars", "env_passthrough"),
+                ("tool_timeout_sec", "timeout"),
+                ("startup_timeout_sec", "connect_timeout"),
+                ("startup_timeout_ms", "connect_timeout"),
+                ("http_headers", "headers"),
+                ("env_http_headers", "headers"),
+                ("bearer_token_env_var", "headers"),
+                ("enabled_tools", "tools.include"),
+                ("disabled_tools", "tools.exclude"),
+            ],
+            Format::Goose => &[
+                ("cmd", "command"),
+                ("envs", "env"),
+                ("env_keys", "env_passthrough"),
+                ("uri", "url"),
+                ("available_tools", "tools.include"),
+            ],
+            Format::Wasmgate | Format::McpServers | Format::VsCode => &[],
+        }
+    }
+}
+
+/// The renames of one converted entry `m` in `format`: `(wasmgate field
+/// path, own field)`, for each wasmgate field that exactly one own field
+/// became. Where several own fields merge into one (Codex's three header
+/// sources, `enabled_tools` with `disabled_tools`), wasmgate's name stays:
+/// no single own field could be named.
+fn renames_of(m: &Mapping, format: Format) -> Vec<(&'static str, &'static str)> {
+    let own = format.own_names();
+    let head = |p: &str| p.split(['.', '[']).next().unwrap_or("").to_string();
+    own.iter()
+        .filter(|(o, _)| m.contains_key(*o))
+        .filter(|(o, ours)| {
+            !own.iter()
+                .any(|(o2, ours2)| o2 != o && head(ours2) == head(ours) && m.contains_key(*o2))
+        })
+        .map(|(o, ours)| (*ours, *o))
+        .collect()
+}
+
+impl Decoded {
+    /// Renames each error's field path of a converted server to the user's
+    /// own field (`env_passthrough[0]` → Codex's `env_vars[0]`), for the
+    /// errors wasmgate's validator found in [`Decoded::value`].
+    pub fn name_own_fields(&self, errors: &mut [ManifestError]) {
+        for e in errors {
+            if let Some(renames) = e.server.as_ref().and_then(|s| self.renames.get(s))
+                && let Some(p) = own_path(&e.path, renames)
+            {
+                e.path = p;
+            }
+        }
+    }
+}
+
+/// `path` with its wasmgate field prefix replaced by the user's own field
+/// name from `renames` (`env_passthrough[0]` → `env_vars[0]`).
+fn own_path(path: &str, renames: &[(&'static str, &'static str)]) -> Option<String> {
+    renames.iter().find_map(|(ours, own)| {
+        let rest = path.strip_prefix(ours)?;
+        (rest.is_empty() || rest.starts_with(['.', '['])).then(|| format!("{own}{rest}"))
+    })
 }
 
 /// A config file decoded into wasmgate's schema.
@@ -67,6 +136,10 @@ pub struct Decoded {
     /// Every server name of the file in file order, the refused ones
     /// included (for `status`).
     pub order: Vec<String>,
+    /// Per converted server, the fields renamed on the way: `(wasmgate
+    /// field path, own field)`, so the validator's errors can name the
+    /// user's own field ([`own_path`]).
+    pub renames: std::collections::BTreeMap<String, Vec<(&'static str, &'static str)>>,
 }
 
 /// Where the agents' own variables point: `${userHome}`,
@@ -177,6 +250,7 @@ pub fn decode_config(
         errors: Vec::new(),
         warnings: Vec::new(),
         order: Vec::new(),
+        renames: Default::default(),
     };
     let Value::Mapping(top) = &value else {
         return match value {
@@ -217,6 +291,7 @@ pub(crate) struct Builder {
     pub errors: Vec<ManifestError>,
     pub warnings: Vec<String>,
     pub order: Vec<String>,
+    pub renames: std::collections::BTreeMap<String, Vec<(&'static str, &'static str)>>,
 }
 
 impl Builder {
@@ -239,6 +314,28 @@ impl Builder {
         }
     }
 
+    /// [`Builder::add`] of the conversion of `entry`, a server of a
+    /// `format` whose fields have their own names (Codex, Goose): the
+    /// renames are kept for the errors wasmgate's validator finds later.
+    pub fn add_from(
+        &mut self,
+        ctx: &ManifestContext,
+        name: &str,
+        entry: &Value,
+        format: Format,
+        res: Result<Mapping, Vec<Problem>>,
+    ) {
+        if res.is_ok()
+            && let Value::Mapping(m) = entry
+        {
+            let renames = renames_of(m, format);
+            if !renames.is_empty() {
+                self.renames.insert(name.to_string(), renames);
+            }
+        }
+        self.add(ctx, name, res);
+    }
+
     /// The decoded file in `format`.
     pub fn finish(self, format: Format) -> Decoded {
         let mut top = Mapping::new();
@@ -249,6 +346,7 @@ impl Builder {
             errors: self.errors,
             warnings: self.warnings,
             order: self.order,
+            renames: self.renames,
         }
     }
 }
