@@ -5,7 +5,8 @@
 //! candidate that is absent), evaluated on a simulated linux host where about half of
 //! the applications exist. Per declaration, median of the runs [min]:
 //!
-//! - `decode`: the file's text into the YAML value (`yaml_serde`);
+//! - `decode`: the file's text into the manifest document (`yaml_serde`'s
+//!   parser, `wasmgate`'s document);
 //! - `load + validate`: `load_plugin_yaml` — read, decode, validate every
 //!   server entry and declaration (what `wasmgate check` does);
 //! - `evaluate`: `availability()` of every parsed declaration;
@@ -123,7 +124,8 @@ fn main() -> anyhow::Result<()> {
 
     let runs = 15;
     let decode = time(runs, || {
-        yaml_serde::from_str::<yaml_serde::Value>(&std::fs::read_to_string(&path).unwrap()).unwrap()
+        yaml_serde::from_str::<wasmgate::document::Value>(&std::fs::read_to_string(&path).unwrap())
+            .unwrap()
     });
     let load = time(runs, || load_plugin_yaml(&path));
     let evaluate = time(runs, || {

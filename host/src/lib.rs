@@ -87,6 +87,7 @@ internal_mod!(
     child_env,
     cli,
     declaration,
+    document,
     host,
     manifest,
     mcp,

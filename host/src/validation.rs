@@ -3,10 +3,10 @@
 //! path while a validator descends, and the one place each message shape is
 //! written (`must be <what> (got <type>)`, unknown keys, "did you mean",
 //! the offending value echoed after the path). Helpers over the decoded
-//! value (`yaml_serde::Value`): Python-like falsiness (docs/declarations.md
+//! document (`crate::document::Value`): Python-like falsiness (docs/declarations.md
 //! §1.4, §2.2), scalar stringification.
 
-use yaml_serde::{Mapping, Value};
+use crate::document::{Mapping, Value};
 
 /// `a string`, `a list`, `a mapping`, … — what an error says it got.
 pub fn describe(v: &Value) -> &'static str {

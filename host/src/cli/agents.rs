@@ -7,7 +7,7 @@ use crate::manifest::agents::edit::{self, Syntax};
 use crate::manifest::agents::{Places, decode_config};
 use crate::manifest::{ManifestContext, ManifestError, servers_from_value};
 use std::path::{Path, PathBuf};
-use yaml_serde::{Mapping, Value};
+use crate::document::{Mapping, Value};
 
 /// The name of the entry `setup` writes.
 pub const ENTRY_NAME: &str = "wasmgate";

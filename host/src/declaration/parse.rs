@@ -22,7 +22,7 @@ use crate::validation::{
     must_be_got, must_be_noted, quoted_list, unknown_keys_message,
 };
 use std::fmt;
-use yaml_serde::{Mapping, Value};
+use crate::document::{Mapping, Value};
 
 /// A declaration that breaks a rule of `docs/declarations.md` §2. Displays as
 /// `<where>: <field path> [(<value>)] <what is wrong>`, e.g.

@@ -1,6 +1,7 @@
 //! Reading manifests from files: `plugin.yaml`, the Hermes-style
 //! `plugin.json` envelope (docs/declarations.md §2a), and a `--config` file's
-//! `mcp_servers`. Each decodes its file into a `yaml_serde::Value` and runs
+//! `mcp_servers`. Each decodes its file into the manifest document
+//! (`crate::document`) and runs
 //! the one validator of [`super::schema`], so the same content gives the same
 //! declaration and the same errors whatever the source.
 
@@ -11,7 +12,7 @@ use super::schema::{
 use crate::platform::ReadError;
 use crate::validation::{Problem, got_type, must_be, unknown_keys_message};
 use std::path::Path;
-use yaml_serde::{Mapping, Value};
+use crate::document::{Mapping, Value};
 
 /// Largest manifest or config file read, in bytes (4 MiB).
 pub const MAX_MANIFEST_BYTES: u64 = 4 * 1024 * 1024;
@@ -814,7 +815,7 @@ fn extension_entry(d: &Value) -> Result<(Option<Value>, Option<Value>), Problem>
 #[cfg(test)]
 mod tests {
     use super::decode_yaml;
-    use yaml_serde::Value;
+    use crate::document::Value;
 
     #[test]
     fn an_integer_beyond_64_bits_is_quoted_where_it_stands() {

@@ -3,7 +3,7 @@
 
 use crate::validation::must_be;
 use std::time::Duration;
-use yaml_serde::Value;
+use crate::document::Value;
 
 /// Shortest duration a seconds field accepts: 1 ms. Anything shorter is a
 /// typo (`1e-10`) that would round to zero and make every call time out.

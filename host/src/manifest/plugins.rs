@@ -15,7 +15,7 @@
 use super::schema::ManifestError;
 use crate::validation::{Cursor, Problem, key_text, must_be, unknown_keys_message};
 use std::collections::BTreeMap;
-use yaml_serde::Value;
+use crate::document::Value;
 
 /// Keys of one `plugins.<name>` entry.
 const ENTRY_KEYS: [&str; 2] = ["env_grants", "trusted_keys"];

@@ -4,7 +4,7 @@
 use super::num::{parse_seconds, parse_uint};
 use crate::validation::{Cursor, Problem, must_be, unknown_keys_message};
 use std::time::Duration;
-use yaml_serde::Value;
+use crate::document::Value;
 
 /// Level of the sampling audit log lines (`sampling.log_level`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,7 +2,7 @@
 //! `docs/mcp-client.md` §1): a `plugin.yaml`, the value the component loader
 //! builds from a component's `manifest()` export, a config file's
 //! `mcp_servers`, and (after its envelope is unwrapped) a Hermes `plugin.json`.
-//! Pure: works on a decoded `yaml_serde::Value`, reads no files.
+//! Pure: works on a decoded manifest document (`crate::document`), reads no files.
 //!
 //! ```yaml
 //! name: git
@@ -38,7 +38,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
-use yaml_serde::{Mapping, Value};
+use crate::document::{Mapping, Value};
 
 /// Largest `connect_timeout` accepted, seconds: a discovery that may take
 /// longer than ten minutes is a configuration mistake (`1e9` was accepted),
@@ -164,7 +164,8 @@ pub struct ManifestError {
 }
 
 impl ManifestError {
-    /// An error without a value to show (see [`ManifestError::with_values_from`]).
+    /// An error without a value to show (the validator fills it in from the
+    /// document at the error's path).
     pub fn new(where_: &str, server: Option<&str>, path: &str, message: impl Into<String>) -> Self {
         ManifestError {
             where_: where_.to_string(),
@@ -189,7 +190,7 @@ impl ManifestError {
     /// Fills in the offending value of each error that has none from
     /// `root`, the document its paths are relative to (a server entry, or
     /// the manifest for errors of no server).
-    pub fn with_values_from<'a>(
+    pub(crate) fn with_values_from<'a>(
         errors: impl IntoIterator<Item = &'a mut ManifestError>,
         root: &Value,
     ) {
@@ -319,7 +320,7 @@ pub fn manifest_from_value(value: &Value, ctx: &ManifestContext) -> ManifestResu
                 None,
                 "version",
                 format!(
-                    "must be at most {MAX_PLUGIN_VERSION} characters without control characters (got {} characters)",
+                    "must be at most {MAX_PLUGIN_VERSION} characters (got {})",
                     s.trim().chars().count()
                 ),
             ));
@@ -374,11 +375,12 @@ pub fn manifest_from_value(value: &Value, ctx: &ManifestContext) -> ManifestResu
 pub const MAX_PLUGIN_VERSION: usize = 128;
 
 /// A plugin `version` (already trimmed): 1–[`MAX_PLUGIN_VERSION`]
-/// characters without control characters. It is shown in `status` and kept
-/// in the trust lock, so it is bounded like a name; its form is the
-/// author's (`1.2.0`, `2026.12-beta`).
+/// characters. It is shown in `status` and kept in the trust lock, so it
+/// is bounded like a name; its form is the author's (`1.2.0`,
+/// `2026.12-beta`), and what it holds is shown escaped like any text from
+/// a plugin (`docs/security.md`, "Terminal").
 fn is_plugin_version(s: &str) -> bool {
-    !s.is_empty() && s.chars().count() <= MAX_PLUGIN_VERSION && !s.chars().any(char::is_control)
+    !s.is_empty() && s.chars().count() <= MAX_PLUGIN_VERSION
 }
 
 pub(crate) fn is_plugin_name(s: &str) -> bool {

@@ -1,5 +1,5 @@
-//! The WIT `manifest` record → the `yaml_serde::Value` mapping a
-//! `plugin.yaml` holds (`docs/declarations.md` §2a), so one validator
+//! The WIT `manifest` record → the manifest document (`crate::document`) a
+//! `plugin.yaml` decodes to (`docs/declarations.md` §2a), so one validator
 //! (`crate::manifest`) checks components and YAML files alike.
 //!
 //! Shapes produced (keys only when the WIT field is set):
@@ -10,7 +10,7 @@
 //! skills: [{name, markdown}]}`.
 
 use super::contract::latest::wasmgate::plugin::types as wit;
-use yaml_serde::{Mapping, Value};
+use crate::document::{Mapping, Value};
 
 fn s(v: impl Into<String>) -> Value {
     Value::String(v.into())

@@ -53,9 +53,14 @@ pub struct LoadedPlugin {
     pub file: PathBuf,
     /// The folder holding the `.wasm` file: the value of `${PLUGIN_DIR}`.
     pub dir: PathBuf,
-    /// The manifest as the mapping a `plugin.yaml` holds (see
-    /// `convert.rs` for the shape); validate it with `crate::manifest`.
-    pub manifest: yaml_serde::Value,
+    /// The manifest as the document a `plugin.yaml` holds (see
+    /// `convert.rs` for the shape); validated by `crate::manifest`. Public
+    /// only to this workspace's rule tests and benchmarks (the document's
+    /// type is internal).
+    #[cfg(feature = "internals")]
+    pub manifest: crate::document::Value,
+    #[cfg(not(feature = "internals"))]
+    pub(crate) manifest: crate::document::Value,
     /// Whether the compiled component came from the compile cache.
     pub cache: CacheOutcome,
     pre: Arc<PluginPre>,

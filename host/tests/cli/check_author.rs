@@ -377,7 +377,7 @@ fn names_from_the_file_are_cut_and_redacted_and_the_version_is_bounded() {
         "{err}"
     );
     assert!(
-        err.contains("version (\"999") && err.contains("must be at most 128 characters"),
+        err.contains("version (\"999") && err.contains("must be at most 128 characters (got 200)"),
         "{err}"
     );
     let report = json(&check(dir, &["--json", "p/plugin.yaml"]));

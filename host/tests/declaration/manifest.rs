@@ -6,13 +6,13 @@ use proptest::prelude::*;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use wasmgate::cli::check::{EXIT_INVALID, EXIT_USAGE, EXIT_VALID, report, run_check};
+use wasmgate::document::Value;
 use wasmgate::manifest::load::{MAX_MANIFEST_BYTES, MAX_SKILL_BYTES};
 use wasmgate::manifest::{
     ManifestContext, ManifestResult, SamplingLogLevel, SkillSource, Transport, load_config,
     load_plugin_json, load_plugin_yaml, manifest_from_value, merge_servers,
 };
 use wasmgate::{OsFamily, Registry, VersionKind};
-use yaml_serde::Value;
 
 fn ctx() -> ManifestContext {
     ManifestContext::new("p/plugin.yaml", "/plugins/p")
@@ -556,13 +556,13 @@ fn three_sources(dir: &Path, bad_name: &str) -> Vec<ManifestResult> {
     let mut bad = decl.clone();
     bad["app"]["linux"]["location"][0]["name"] = Value::String(bad_name.into());
     // plugin.yaml
-    let mut servers = yaml_serde::Mapping::new();
+    let mut servers = wasmgate::document::Mapping::new();
     for (name, d) in [("ok", &decl), ("bad", &bad)] {
         let mut e = d.as_mapping().unwrap().clone();
         e.insert("command".into(), "${PLUGIN_DIR}/srv".into());
         servers.insert(name.into(), Value::Mapping(e));
     }
-    let mut doc = yaml_serde::Mapping::new();
+    let mut doc = wasmgate::document::Mapping::new();
     doc.insert("name".into(), "vendor".into());
     doc.insert("version".into(), "1.0.0".into());
     doc.insert("mcp_servers".into(), Value::Mapping(servers.clone()));

@@ -9,7 +9,7 @@ use wasmgate::declaration::{
     Declaration, DeclarationError, Liveness, LocationKind, OsFamily, ParseOptions, Presence,
     VersionKind, parse_declaration, render_declaration,
 };
-use yaml_serde::Value;
+use wasmgate::document::Value;
 
 const WHERE: &str = "plugin.yaml server 't'";
 
@@ -1197,7 +1197,7 @@ requires: {app: true, min_version: "2.3", gpu: nvidia}
 
 fn round_trip(d: &Declaration, opts: ParseOptions) {
     let (app, requires) = render_declaration(d);
-    let mut doc = yaml_serde::Mapping::new();
+    let mut doc = wasmgate::document::Mapping::new();
     if let Some(a) = app {
         doc.insert("app".into(), a);
     }
@@ -1400,7 +1400,7 @@ proptest! {
         block in arb_value(),
         requires in arb_value(),
     ) {
-        let mut m = yaml_serde::Mapping::new();
+        let mut m = wasmgate::document::Mapping::new();
         m.insert(os.into(), block);
         check_any(&Value::Mapping(m), &requires, false);
     }
@@ -1448,7 +1448,7 @@ fn fuzz_long() {
                 } else if os.is_empty() {
                     check_any(&a, &r, custom);
                 } else {
-                    let mut m = yaml_serde::Mapping::new();
+                    let mut m = wasmgate::document::Mapping::new();
                     m.insert(os.into(), a);
                     check_any(&Value::Mapping(m), &r, custom);
                 }
@@ -1518,9 +1518,10 @@ fn check_case(case: &Value) -> Result<(), String> {
                     return Err(format!("{id}: requires.app"));
                 }
                 if let Some(mv) = r.get("min_version") {
-                    let want = yaml_serde::from_value::<Option<String>>(mv.clone())
-                        .ok()
-                        .flatten();
+                    let want =
+                        yaml_serde::from_value::<Option<String>>(yaml_serde::Value::from(mv))
+                            .ok()
+                            .flatten();
                     if want != d.requires.min_version {
                         return Err(format!("{id}: requires.min_version"));
                     }
@@ -1578,7 +1579,7 @@ fn app_def_fields(d: &wasmgate::AppDef) -> std::collections::BTreeMap<&'static s
         d.locations
             .iter()
             .map(|l| {
-                let mut m = yaml_serde::Mapping::new();
+                let mut m = wasmgate::document::Mapping::new();
                 m.insert("kind".into(), s(l.kind.as_str()));
                 m.insert("value".into(), s(&l.value));
                 m.insert("file".into(), s(&l.file));

@@ -6,12 +6,12 @@
 //! `~` refusal in a stdio `command`.
 
 use std::path::Path;
+use wasmgate::document::Value;
 use wasmgate::manifest::{
     ManifestContext, ManifestResult, load_config, load_plugin_json, manifest_from_value,
     merge_servers,
 };
 use wasmgate::naming::{may_own_tool, tool_name};
-use yaml_serde::Value;
 
 fn ctx() -> ManifestContext {
     ManifestContext::new("p/plugin.yaml", "/plugins/p")

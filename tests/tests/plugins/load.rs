@@ -2,11 +2,11 @@
 //! built by the SDK, and clear errors for files that are not plugins.
 
 use std::path::{Path, PathBuf};
+use wasmgate::document::Value;
 use wasmgate::{
     CacheOutcome, LoadFailure, LoadedPlugin, PluginLoadError, PluginRuntime, SandboxConfig,
 };
 use wasmgate_conformance::plugins_dir;
-use yaml_serde::Value;
 
 fn host() -> PluginRuntime {
     PluginRuntime::new(SandboxConfig::default()).expect("plugin host starts")

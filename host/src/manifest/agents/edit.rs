@@ -19,7 +19,7 @@
 //! with exactly that entry added (or removed); otherwise the edit is refused
 //! and nothing is written.
 
-use yaml_serde::{Mapping, Value};
+use crate::document::{Mapping, Value};
 
 /// The syntax of an agent file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -19,7 +19,7 @@
 use super::{Builder, Decoded, Format, copy, entries, entry_mapping, refuse_keys};
 use crate::manifest::schema::ManifestContext;
 use crate::validation::{Problem, must_be};
-use yaml_serde::{Mapping, Value};
+use crate::document::{Mapping, Value};
 
 const KNOWN: [&str; 14] = [
     "type",

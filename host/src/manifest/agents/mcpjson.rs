@@ -13,7 +13,7 @@ use super::{Builder, Decoded, Format, Places, entries, entry_mapping, refuse_key
 use crate::manifest::schema::ManifestContext;
 use crate::validation::{Problem, describe, must_be, scalar_text};
 use std::path::Path;
-use yaml_serde::{Mapping, Value};
+use crate::document::{Mapping, Value};
 
 const KNOWN: [&str; 9] = [
     "command",

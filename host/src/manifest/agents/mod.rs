@@ -20,7 +20,7 @@ pub mod vscode;
 use super::schema::{ManifestContext, ManifestError};
 use crate::validation::{Problem, key_text, must_be};
 use std::path::{Path, PathBuf};
-use yaml_serde::{Mapping, Value};
+use crate::document::{Mapping, Value};
 
 /// The format a config file was read in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

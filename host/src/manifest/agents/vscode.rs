@@ -12,7 +12,7 @@
 
 use super::{Builder, Decoded, Format, Places, entries, entry_mapping};
 use crate::manifest::schema::ManifestContext;
-use yaml_serde::{Mapping, Value};
+use crate::document::{Mapping, Value};
 
 const KNOWN: [&str; 7] = [
     "type", "command", "args", "env", "envFile", "url", "headers",
