@@ -128,9 +128,11 @@ impl Clone for Mapping {
     }
 }
 
+/// Equal when they hold the same keys with equal values, in any order
+/// (as `yaml_serde`'s mapping compares): `{a: 1, b: 2}` is `{b: 2, a: 1}`.
 impl PartialEq for Mapping {
     fn eq(&self, other: &Self) -> bool {
-        self.entries == other.entries
+        self.len() == other.len() && self.iter().all(|(k, v)| other.get(k) == Some(v))
     }
 }
 
@@ -783,6 +785,13 @@ mod tests {
         assert_eq!(m.keys().next(), Some(&Value::from("k1")));
         assert_eq!(m.len(), 99);
         assert!(!m.contains_key("k0"));
+    }
+
+    #[test]
+    fn mappings_are_equal_in_any_order() {
+        assert_eq!(yaml("{a: 1, b: [x]}").unwrap(), yaml("{b: [x], a: 1}").unwrap());
+        assert_ne!(yaml("{a: 1, b: 2}").unwrap(), yaml("{a: 1, b: 3}").unwrap());
+        assert_ne!(yaml("{a: 1}").unwrap(), yaml("{a: 1, b: 2}").unwrap());
     }
 
     #[test]
