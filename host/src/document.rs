@@ -103,18 +103,59 @@ impl KeyIndex {
 }
 
 /// A key that is not a string, as text that is equal exactly when the
-/// keys are equal (`n1`, `n1.0`, `btrue`, `z`, compact JSON for a list or
-/// a mapping).
+/// keys are equal ([`Value`]'s `PartialEq`: `0.0` is `-0.0`, a NaN is every
+/// NaN, `1` is not `1.0`, mappings are equal in any order).
 fn other_key(k: &Value) -> String {
-    match k {
-        Value::Null => "z".to_string(),
-        Value::Bool(b) => format!("b{b}"),
-        Value::Number(n) => format!("n{n}"),
-        Value::String(s) => format!("s{s}"),
-        other => format!(
-            "j{}",
-            serde_json::to_string(other).unwrap_or_else(|_| format!("{other:?}"))
-        ),
+    let mut out = String::new();
+    canonical(k, &mut out);
+    out
+}
+
+fn canonical(v: &Value, out: &mut String) {
+    use std::fmt::Write as _;
+    match v {
+        Value::Null => out.push('z'),
+        Value::Bool(b) => out.push_str(if *b { "b1" } else { "b0" }),
+        Value::Number(n) => {
+            let _ = match (n.as_u64(), n.as_i64(), n.as_f64()) {
+                (Some(u), _, _) if !n.is_f64() => write!(out, "u{u}"),
+                (_, Some(i), _) if !n.is_f64() => write!(out, "i{i}"),
+                (_, _, Some(f)) if f.is_nan() => write!(out, "fnan"),
+                (_, _, Some(f)) if f == 0.0 => write!(out, "f0"),
+                (_, _, Some(f)) => write!(out, "f{:x}", f.to_bits()),
+                _ => write!(out, "n{n}"),
+            };
+        }
+        // Length-prefixed, so no string can end where another part begins.
+        Value::String(s) => {
+            let _ = write!(out, "s{}:{s}", s.len());
+        }
+        Value::Sequence(items) => {
+            let _ = write!(out, "l{}[", items.len());
+            items.iter().for_each(|i| canonical(i, out));
+            out.push(']');
+        }
+        Value::Mapping(m) => {
+            let mut entries: Vec<String> = m
+                .iter()
+                .map(|(k, v)| {
+                    let mut e = String::new();
+                    canonical(k, &mut e);
+                    canonical(v, &mut e);
+                    e
+                })
+                .collect();
+            entries.sort();
+            let _ = write!(out, "m{}{{", entries.len());
+            for e in entries {
+                let _ = write!(out, "{}:{e}", e.len());
+            }
+            out.push('}');
+        }
+        Value::Tagged(t) => {
+            let _ = write!(out, "t{}:{}", t.tag.len(), t.tag);
+            canonical(&t.value, out);
+        }
     }
 }
 
@@ -662,8 +703,9 @@ impl<'de> de::Visitor<'de> for ValueVisitor {
         while let Some(key) = a.next_key::<Value>()? {
             // Refused where yaml_serde refuses it (before the value), with
             // its words: `decode_yaml` turns them into a message with lines.
-            if m.contains_key(&key) {
-                return Err(de::Error::custom(DuplicateKey(&key)));
+            // Named as the first entry has it (`0.0` for a later `-0.0`).
+            if let Some(i) = m.position(&key) {
+                return Err(de::Error::custom(DuplicateKey(&m.entries[i].0)));
             }
             let value = a.next_value::<Value>()?;
             m.push_new(key, value);
@@ -808,6 +850,19 @@ mod tests {
         assert!(yaml(&text).unwrap_err().starts_with("duplicate entry with key 17"));
         let text: String = (0..40).map(|i| format!("? [{i}]\n: x\n")).collect::<String>() + "? [3]\n: y\n";
         assert!(yaml(&text).unwrap_err().starts_with("duplicate entry in YAML map"));
+        // Keys equal as values are one key, also in an indexed mapping,
+        // and the message names the first.
+        let many: String = (0..20).map(|i| format!("k{i}: x\n")).collect();
+        for (dup, first) in [("0.0: a\n-0.0: b\n", "0.0"), ("? {a: 1, b: 2}\n: x\n? {b: 2, a: 1}\n: y\n", "")] {
+            for text in [dup.to_string(), format!("{many}{dup}")] {
+                let e = yaml(&text).unwrap_err();
+                let theirs = yaml_serde::from_str::<yaml_serde::Value>(&text)
+                    .unwrap_err()
+                    .to_string();
+                assert_eq!(e, theirs, "{text}");
+                assert!(first.is_empty() || e.contains(first), "{e}");
+            }
+        }
     }
 
     #[test]

@@ -48,7 +48,9 @@ static TOKEN_SHAPES: LazyLock<Regex> = LazyLock::new(|| {
         r"|sk-[A-Za-z0-9_-]+\.[A-Za-z0-9_.-]{6,}",
         r"|eyJ[A-Za-z0-9_-]{6,}\.eyJ[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]*",
         r")",
-        r")\b"
+        // An ASCII word boundary: a token followed by a non-ASCII letter
+        // (`ghp_…は`) still ends there.
+        r")(?-u:\b)"
     ))
     .expect("token shape pattern")
 });
@@ -105,6 +107,41 @@ static ANY: LazyLock<RegexSet> = LazyLock::new(|| {
     .expect("pattern set")
 });
 
+/// Names that end like a credential's but count or name something else:
+/// `--max-tokens=4096`, `--primary-key=id`.
+fn is_not_a_credential_name(name: &str) -> bool {
+    static NOT: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"(?i)^-*(?:max|min|num|total|context|output|input)[_-]?tokens?$|^-*(?:primary|foreign|sort|partition|shard|group|order)[_-]?keys?$",
+        )
+        .expect("not-a-credential pattern")
+    });
+    NOT.is_match(name)
+}
+
+/// Redacts the token shapes of §4 in each argument of a command line, and
+/// the argument after a credential flag given as its own argument
+/// (`[--api-key, X]`): each argument alone would not show the pair.
+pub fn redact_args(args: &[String]) -> Vec<String> {
+    let mut out = Vec::with_capacity(args.len());
+    let mut after_flag = false;
+    for a in args {
+        if after_flag && !a.starts_with('-') {
+            out.push(REDACTED.to_string());
+        } else {
+            out.push(redact_patterns(a));
+        }
+        after_flag = FLAG_NAME.is_match(a) && !is_not_a_credential_name(a);
+    }
+    out
+}
+
+/// An argument that is a credential flag by itself (`--api-key`, `-token`).
+static FLAG_NAME: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^--?(?:[a-z0-9]+[_-])*(?:token|key|apikey|password|passwd|secret|pat)s?$")
+        .expect("flag name pattern")
+});
+
 /// Redacts the token shapes of §4 (no literal values).
 pub fn redact_patterns(text: &str) -> String {
     if !ANY.is_match(text) {
@@ -127,6 +164,7 @@ pub fn redact_patterns(text: &str) -> String {
         let plain_word = c[4].chars().all(|ch| ch.is_ascii_alphabetic());
         if &c[4] == REDACTED
             || c[4].starts_with("[REDACTED")
+            || is_not_a_credential_name(&c[2])
             || (quoted_name && unquoted_value && plain_word)
         {
             c[0].to_string()
@@ -135,7 +173,8 @@ pub fn redact_patterns(text: &str) -> String {
         }
     });
     let t = FLAG_VALUE.replace_all(&t, |c: &regex::Captures<'_>| {
-        if c[3].starts_with("[REDACTED") {
+        let name = c[1].trim_start_matches(|ch: char| !ch.is_ascii_alphanumeric() && ch != '-');
+        if c[3].starts_with("[REDACTED") || is_not_a_credential_name(name) {
             c[0].to_string()
         } else {
             format!("{}{}{REDACTED}", &c[1], &c[2])
@@ -420,7 +459,33 @@ mod tests {
             assert!(!out.contains(secret), "{input} -> {out}");
             assert!(out.contains(REDACTED), "{input} -> {out}");
         }
+        assert_eq!(
+            redact_args(&[
+                "--api-key".into(),
+                "plainsecret123".into(),
+                "--token".into(),
+                "--verbose".into(),
+                "-password".into(),
+                "p4ss".into(),
+                "--max-tokens".into(),
+                "4096".into(),
+            ]),
+            [
+                "--api-key",
+                REDACTED,
+                "--token",
+                "--verbose",
+                "-password",
+                REDACTED,
+                "--max-tokens",
+                "4096"
+            ]
+        );
         for text in [
+            "--max-tokens=4096",
+            "--max-tokens 4096",
+            "--primary-key=id",
+            "max_tokens: 512",
             "--token-file /etc/x",
             "--key-file path",
             "--no-password --verbose",

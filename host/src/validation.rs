@@ -192,7 +192,8 @@ pub fn key_text(k: &Value) -> String {
         Value::Null => "null".to_string(),
         Value::Bool(b) => b.to_string(),
         Value::Number(n) => n.to_string(),
-        other => yaml_serde::to_string(other)
+        // Written as YAML writes it (`!x a` for a tagged key).
+        other => yaml_serde::to_string(&yaml_serde::Value::from(other))
             .map(|s| s.trim_end().replace('\n', " "))
             .unwrap_or_else(|_| describe(other).to_string()),
     }
@@ -423,6 +424,12 @@ pub fn echo_at(root: &Value, path: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tagged_key_is_named_as_yaml_writes_it() {
+        let v: Value = yaml_serde::from_str("!x a").unwrap();
+        assert_eq!(key_text(&v), "!x a");
+    }
 
     #[test]
     fn near_misses_get_a_hint() {

@@ -620,6 +620,17 @@ fn value_secrets(v: &Value) -> Vec<String> {
 fn redact_value(v: &Value, redact: &dyn Fn(&str) -> String) -> Value {
     match v {
         Value::String(s) => Value::String(redact(s)),
+        // A list of strings is a command line's arguments (`args`): the one
+        // after a credential flag (`[--api-key, X]`) is a secret too.
+        Value::Sequence(items) if items.iter().all(Value::is_string) => {
+            let args: Vec<String> = items.iter().filter_map(|i| i.as_str()).map(str::to_string).collect();
+            Value::Sequence(
+                crate::secret::redact_args(&args)
+                    .iter()
+                    .map(|a| Value::String(redact(a)))
+                    .collect(),
+            )
+        }
         Value::Sequence(items) => {
             Value::Sequence(items.iter().map(|i| redact_value(i, redact)).collect())
         }

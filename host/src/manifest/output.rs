@@ -127,10 +127,7 @@ pub fn server_out(s: &ServerSpec) -> ServerOut<'_> {
             env_passthrough,
         } => TransportOut::Stdio {
             command,
-            args: args
-                .iter()
-                .map(|a| crate::secret::redact_patterns(a))
-                .collect(),
+            args: crate::secret::redact_args(args),
             env: redacted(env),
             env_passthrough,
         },

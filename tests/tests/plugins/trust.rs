@@ -702,6 +702,34 @@ fn add_of_a_plugin_whose_application_is_missing_installs_it_and_names_the_held_b
 }
 
 #[test]
+fn a_credential_given_as_its_own_argument_is_neither_shown_nor_kept_in_the_lock() {
+    let u = User::new();
+    let src = u.tmp.path().join("src-argsecret");
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::write(
+        src.join("plugin.yaml"),
+        "name: argsecret\nversion: \"0.1.0\"\nmcp_servers:\n  s:\n    command: /bin/true\n    \
+         args: [--api-key, plainsecret123, --max-tokens, \"4096\"]\n",
+    )
+    .unwrap();
+    for args in [
+        vec!["plugin", "inspect", src.to_str().unwrap()],
+        vec!["plugin", "add", src.to_str().unwrap()],
+    ] {
+        let out = u.run(&args);
+        assert!(out.status.success(), "{}", text(&out));
+        let all = text(&out);
+        assert!(!all.contains("plainsecret123"), "{all}");
+        assert!(
+            all.contains("--api-key '[REDACTED]' --max-tokens 4096"),
+            "{all}"
+        );
+    }
+    let lock = std::fs::read_to_string(u.lock()).unwrap();
+    assert!(!lock.contains("plainsecret123"), "{lock}");
+}
+
+#[test]
 fn add_names_the_servers_left_out_as_invalid_and_json_carries_them_and_the_unavailable() {
     let yaml = "name: mixed\nversion: \"0.1.0\"\nmcp_servers:\n  absent:\n    command: /bin/sh\n    \
          app:\n      linux:\n        presence: executable\n        \
