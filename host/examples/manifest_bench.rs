@@ -19,7 +19,7 @@
 //! `manifest() alone`: instantiation, the guest building its record and
 //! the lift across the boundary; `load (cached) + manifest() + …`: what
 //! a start does, a compile-cache hit, that call, and the record's
-//! conversion into the YAML value (and its drop); `validate`: the same
+//! conversion into the manifest document (and its drop); `validate`: the same
 //! validator as the YAML's; and `end to end` with evaluation.
 //!
 //! ```text
@@ -168,7 +168,7 @@ fn main() -> anyhow::Result<()> {
     println!("| step | µs per declaration, median [min] of {runs} |");
     println!("|---|---|");
     for (label, (med, min)) in [
-        ("decode (yaml_serde)", decode),
+        ("decode (into the document)", decode),
         ("load + validate", load),
         ("evaluate (availability)", evaluate),
         ("end to end", end_to_end),
@@ -266,7 +266,7 @@ fn component(
             call,
         ),
         (
-            "load (cached) + manifest() + the record into the YAML value",
+            "load (cached) + manifest() + the record into the document",
             load,
         ),
         ("validate", check),

@@ -121,8 +121,8 @@ fn canonical(v: &Value, out: &mut String) {
                 (Some(u), _, _) if !n.is_f64() => write!(out, "u{u}"),
                 (_, Some(i), _) if !n.is_f64() => write!(out, "i{i}"),
                 (_, _, Some(f)) if f.is_nan() => write!(out, "fnan"),
-                (_, _, Some(f)) if f == 0.0 => write!(out, "f0"),
-                (_, _, Some(f)) => write!(out, "f{:x}", f.to_bits()),
+                // `-0.0 == 0.0`: one key.
+                (_, _, Some(f)) => write!(out, "f{:x}", (f + 0.0).to_bits()),
                 _ => write!(out, "n{n}"),
             };
         }

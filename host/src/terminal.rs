@@ -54,8 +54,22 @@ fn escape(s: &str, keep: impl Fn(char) -> bool) -> Cow<'_, str> {
 /// One line of output: every control character escaped, line breaks and
 /// tabs included (a tool name, a server name, an error text, a log line).
 pub fn line(s: &str) -> Cow<'_, str> {
+    // Bytes bound characters from above: only a long line is counted.
+    if s.len() > LINE_MAX_CHARS && s.chars().nth(LINE_MAX_CHARS).is_some() {
+        let more = s.chars().count() - LINE_MAX_CHARS;
+        let cut: String = s.chars().take(LINE_MAX_CHARS).collect();
+        return Cow::Owned(format!(
+            "{}… ({more} more characters)",
+            escape(&cut, |_| false)
+        ));
+    }
     escape(s, |_| false)
 }
+
+/// Longest one-line field or message [`line`] shows, in characters: every
+/// message and name that reaches it is bounded where it is made, and this
+/// keeps one line a screenful whatever a message forgets.
+pub const LINE_MAX_CHARS: usize = 16 * 1024;
 
 /// Multi-line text (a tool's text result): line breaks and tabs kept, every
 /// other control character (escape sequences, `\r`) escaped.

@@ -406,8 +406,11 @@ pub fn echo_at(root: &Value, path: &str) -> Option<String> {
         Value::Null | Value::Tagged(_) | Value::Bool(_) => return None,
         Value::String(s) => s.clone(),
         Value::Number(n) => return Some(n.to_string()),
+        // Redacted before it is encoded: JSON's escaping (`\"`) would hide
+        // a `password="…"` from the patterns.
         Value::Sequence(_) | Value::Mapping(_) if path.ends_with(']') => {
-            serde_json::to_string(v).unwrap_or_else(|_| key_text(v))
+            let v = redacted_strings(v);
+            serde_json::to_string(&v).unwrap_or_else(|_| key_text(&v))
         }
         Value::Sequence(_) | Value::Mapping(_) => return None,
     };
@@ -421,9 +424,30 @@ pub fn echo_at(root: &Value, path: &str) -> Option<String> {
     })
 }
 
+/// `v` with every string (keys too) redacted of token shapes.
+fn redacted_strings(v: &Value) -> Value {
+    match v {
+        Value::String(s) => Value::String(crate::secret::redact_patterns(s)),
+        Value::Sequence(items) => Value::Sequence(items.iter().map(redacted_strings).collect()),
+        Value::Mapping(m) => Value::Mapping(
+            m.iter()
+                .map(|(k, v)| (redacted_strings(k), redacted_strings(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_list_item_is_redacted_before_it_is_encoded() {
+        let v: Value = yaml_serde::from_str(r#"location: [["password=\"hunter22\""]]"#).unwrap();
+        let e = echo_at(&v, "location[0]").unwrap();
+        assert!(!e.contains("hunter22"), "{e}");
+    }
 
     #[test]
     fn a_tagged_key_is_named_as_yaml_writes_it() {

@@ -75,12 +75,15 @@ pub struct CheckError {
 
 impl From<&ManifestError> for CheckError {
     fn from(e: &ManifestError) -> CheckError {
+        // Bounded as the text line is (`ProblemLine`).
+        use crate::declaration::parse::{MESSAGE_MAX_CHARS, PATH_MAX_CHARS, WHERE_MAX_CHARS};
+        use crate::terminal::cut_chars;
         CheckError {
-            where_: e.where_.clone(),
-            server: e.server.clone(),
-            path: e.path.clone(),
+            where_: cut_chars(&e.where_, WHERE_MAX_CHARS),
+            server: e.server.as_deref().map(crate::validation::echo_name),
+            path: cut_chars(&e.path, PATH_MAX_CHARS),
             value: e.value.clone(),
-            message: e.message.clone(),
+            message: cut_chars(&e.message, MESSAGE_MAX_CHARS),
         }
     }
 }

@@ -68,18 +68,12 @@ impl<'a> ProblemLine<'a> {
     }
 }
 
+/// Longest source label (`where`) a problem line shows, in characters.
+pub(crate) const WHERE_MAX_CHARS: usize = 512;
 /// Longest field path a problem line shows, in characters.
-const PATH_MAX_CHARS: usize = 256;
+pub(crate) const PATH_MAX_CHARS: usize = 256;
 /// Longest message a problem line shows, in characters.
-const MESSAGE_MAX_CHARS: usize = 4096;
-
-/// `s` cut at `max` characters, ending with `…` when cut.
-fn cut_chars(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
-    match s.char_indices().nth(max) {
-        None => std::borrow::Cow::Borrowed(s),
-        Some((i, _)) => std::borrow::Cow::Owned(format!("{}…", &s[..i])),
-    }
-}
+pub(crate) const MESSAGE_MAX_CHARS: usize = 4096;
 
 impl fmt::Display for ProblemLine<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -92,6 +86,8 @@ impl fmt::Display for ProblemLine<'_> {
         // Every part is bounded where it is made (echoed values and names
         // are cut at ECHO_MAX_CHARS); these caps keep one line one screen
         // whatever a future message forgets.
+        use crate::terminal::cut_chars;
+        let where_ = cut_chars(where_, WHERE_MAX_CHARS);
         let path = cut_chars(path, PATH_MAX_CHARS);
         let message = cut_chars(message, MESSAGE_MAX_CHARS);
         match (path.is_empty(), value) {

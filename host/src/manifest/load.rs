@@ -205,6 +205,9 @@ fn duplicate_key(raw: &str, text: &str) -> Option<String> {
         }
         None => String::new(),
     };
+    // The key is the file's own text: shown bounded and redacted.
+    let key = crate::validation::echo_name(key);
+    let mapping = crate::terminal::cut_chars(&crate::secret::redact_patterns(&mapping), 256);
     Some(format!(
         "is not valid YAML: {mapping} has the key {key} more than once{at}; the keys of a mapping must be unique"
     ))
@@ -406,6 +409,19 @@ pub fn load_config_in(
     r
 }
 
+/// The keys of `m`, in file order, that are a near miss of one of `meant`
+/// (`mcp_servers` for `mcpServers`) while `m` lacks that key itself:
+/// `(the key, the meant key)`.
+fn near_misses<'a>(
+    m: &'a Mapping,
+    meant: &'a [&'static str],
+) -> impl Iterator<Item = (&'a str, &'static str)> + 'a {
+    m.keys().filter_map(Value::as_str).filter_map(move |k| {
+        let want = crate::validation::did_you_mean(k, meant)?;
+        (k != want && !m.contains_key(want)).then_some((k, want))
+    })
+}
+
 /// The problem of a config whose top level has no `mcp_servers` key (other
 /// keys belong to the embedding agent, `docs/mcp-client.md` §1, so only the
 /// missing key is reported), with a hint when a near spelling is there
@@ -486,18 +502,13 @@ pub fn load_plugin_json_with(path: &Path, ctx: &ManifestContext) -> ManifestResu
     // Other top-level keys are Hermes' (description, author, …), but a near
     // miss of the two keys wasmgate reads would silently drop every server
     // or every gate: an error when the key itself is absent.
-    for k in top.keys().filter_map(Value::as_str) {
-        let Some(meant) = crate::validation::did_you_mean(k, &["mcpServers", "extensions"]) else {
-            continue;
-        };
-        if k != meant && !top.contains_key(meant) {
-            errors.push(err(
-                None,
-                &w,
-                &crate::validation::echo_name(k),
-                format!("is not a key of plugin.json (did you mean `{meant}`?)"),
-            ));
-        }
+    for (k, meant) in near_misses(top, &["mcpServers", "extensions"]) {
+        errors.push(err(
+            None,
+            &w,
+            &crate::validation::echo_name(k),
+            format!("is not a key of plugin.json (did you mean `{meant}`?)"),
+        ));
     }
 
     // Servers: plugin.json's own mcpServers, else mcp.json beside it.
@@ -516,6 +527,17 @@ pub fn load_plugin_json_with(path: &Path, ctx: &ManifestContext) -> ManifestResu
             {
                 Ok(Value::Mapping(m)) => match m.get("mcpServers") {
                     Some(Value::Mapping(s)) => (Some(s.clone()), mw),
+                    // `mcp_servers` or `mcpservers` here would drop every
+                    // server without a word.
+                    None if let Some((k, meant)) = near_misses(&m, &["mcpServers"]).next() => {
+                        errors.push(err(
+                            None,
+                            &mw,
+                            &crate::validation::echo_name(k),
+                            format!("is not a key of mcp.json (did you mean `{meant}`?)"),
+                        ));
+                        (None, mw)
+                    }
                     None | Some(Value::Null) => (Some(Mapping::new()), mw),
                     Some(other) => {
                         errors.push(err(None, &mw, "mcpServers", must_be("an object", other)));
@@ -545,6 +567,23 @@ pub fn load_plugin_json_with(path: &Path, ctx: &ManifestContext) -> ManifestResu
     match top.get("extensions") {
         None | Some(Value::Null) => {}
         Some(Value::Mapping(ext)) => match ext.get(HERMES_EXTENSION) {
+            // Another vendor's extension is theirs, but a misspelt
+            // `com.nousresearch.hermes` (`…Hermes`) would drop every gate.
+            None if let Some(k) = ext.keys().filter_map(Value::as_str).find(|k| {
+                k.eq_ignore_ascii_case(HERMES_EXTENSION)
+                    || (k.len() < 64 && strsim::damerau_levenshtein(k, HERMES_EXTENSION) <= 2)
+            }) =>
+            {
+                errors.push(err(
+                    None,
+                    &w,
+                    "extensions",
+                    format!(
+                        "has '{}' but no '{HERMES_EXTENSION}': the declarations are read from that key only (did you mean it?)",
+                        crate::validation::echo_name(k)
+                    ),
+                ));
+            }
             None | Some(Value::Null) => {}
             Some(Value::Mapping(h)) => {
                 for k in h.keys() {
@@ -594,7 +633,10 @@ pub fn load_plugin_json_with(path: &Path, ctx: &ManifestContext) -> ManifestResu
     let mut labels: Vec<(String, String)> = Vec::new();
     for (k, entry) in &mcp_servers {
         let name = crate::validation::key_text(k);
-        let label = format!("{servers_where} server '{name}'");
+        let label = format!(
+            "{servers_where} server '{}'",
+            crate::validation::echo_name(&name)
+        );
         let mut e = match entry {
             Value::Mapping(m) => m.clone(),
             other => {
@@ -635,7 +677,10 @@ pub fn load_plugin_json_with(path: &Path, ctx: &ManifestContext) -> ManifestResu
         }
         let mut decl_label = label.clone();
         if let Some(d) = decls.get(k) {
-            let dlabel = format!("{ext_where} server '{name}'");
+            let dlabel = format!(
+                "{ext_where} server '{}'",
+                crate::validation::echo_name(&name)
+            );
             match extension_entry(d) {
                 Ok((app, requires)) => {
                     if let Some(a) = app {
@@ -660,7 +705,10 @@ pub fn load_plugin_json_with(path: &Path, ctx: &ManifestContext) -> ManifestResu
             let name = crate::validation::key_text(k);
             errors.push(err(
                 Some(&name),
-                &format!("{ext_where} server '{name}'"),
+                &format!(
+                    "{ext_where} server '{}'",
+                    crate::validation::echo_name(&name)
+                ),
                 "",
                 "is not a server of mcpServers (plugin.json or mcp.json beside it)".into(),
             ));

@@ -92,7 +92,10 @@ fn string_list(
             }
             Value::String(s) => cur.report_at(
                 &format!("[{i}]"),
-                format!("must be {what} (got '{}')", s.escape_debug()),
+                format!(
+                    "must be {what} (got '{}')",
+                    crate::validation::echo_name(s).escape_debug()
+                ),
             ),
             o => cur.report_at(&format!("[{i}]"), must_be(what, o)),
         }

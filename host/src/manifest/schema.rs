@@ -139,7 +139,11 @@ impl ManifestContext {
 
     /// The `where` label of one server: `<where> server '<name>'`.
     pub fn server_where(&self, name: &str) -> String {
-        format!("{} server '{name}'", self.where_)
+        format!(
+            "{} server '{}'",
+            self.where_,
+            crate::validation::echo_name(name)
+        )
     }
 }
 
@@ -947,8 +951,9 @@ fn stdio_transport(
                             && !crate::child_env::is_baseline(s) =>
                     {
                         warnings.push(format!(
-                            "{label}: env_passthrough[{i}] {s} is not passed: {}",
-                            not_granted_grant(plugin, s)
+                            "{label}: env_passthrough[{i}] {} is not passed: {}",
+                            crate::validation::echo_name(s),
+                            not_granted_grant(plugin, &crate::validation::echo_name(s))
                         ))
                     }
                     Value::String(s) if is_env_name(s) => env_passthrough.push(s.clone()),

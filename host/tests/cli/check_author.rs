@@ -384,3 +384,46 @@ fn names_from_the_file_are_cut_and_redacted_and_the_version_is_bounded() {
     assert_eq!(report["valid"], false);
     assert!(report["manifest"].is_null(), "{report}");
 }
+
+#[test]
+fn a_huge_server_name_or_variable_name_is_shown_cut_and_redacted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let huge = format!("ghp_abcdefghijklmnopqrstuvwxyz0123{}", "Q".repeat(300_000));
+    write(
+        dir,
+        "j/plugin.json",
+        &format!(r#"{{"name": "j", "version": "1", "mcpServers": {{"{huge}": 5}}}}"#),
+    );
+    let var = "A".repeat(200_000);
+    write(
+        dir,
+        "y/plugin.yaml",
+        &format!(
+            "name: y\nversion: \"1\"\nmcp_servers:\n  s:\n    command: /bin/true\n    env_passthrough: [{var}]\n    env: {{ghp_abcdefghijklmnopqrstuvwxyz0123: a, ghp_abcdefghijklmnopqrstuvwxyz0123: b}}\n"
+        ),
+    );
+    for (plugin, args) in [("j", vec![]), ("j", vec!["--json"]), ("y", vec![])] {
+        let mut a = args.clone();
+        let p = format!(
+            "{plugin}/{}",
+            if plugin == "j" {
+                "plugin.json"
+            } else {
+                "plugin.yaml"
+            }
+        );
+        a.push(&p);
+        let out = check(dir, &a);
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(all.len() < 40_000, "{plugin} {args:?}: {} bytes", all.len());
+        assert!(
+            !all.contains("abcdefghijklmnopqrstuvwxyz0123"),
+            "{plugin} {args:?}"
+        );
+    }
+}

@@ -706,6 +706,34 @@ fn plugin_json_envelope_rules() {
         "{all:?}"
     );
 
+    // The same for mcp.json beside it, and for the extension's own key.
+    let r = case(
+        "mcp-json-near-miss",
+        serde_json::json!({"name": "v", "version": "1"}),
+        Some(serde_json::json!({"mcp_servers": {"a": {"command": "x"}}})),
+    );
+    assert!(
+        errors(&r)[0].ends_with(
+            "mcp.json: mcp_servers is not a key of mcp.json (did you mean `mcpServers`?)"
+        ),
+        "{:?}",
+        errors(&r)
+    );
+    let r = case(
+        "extension-case",
+        serde_json::json!({"name": "v", "version": "1", "mcpServers": {"a": {"command": "x"}},
+            "extensions": {"com.nousresearch.Hermes": {"servers": {"a": {"requires": {"gpu": "nvidia"}}}},
+                "com.example.other": {}}}),
+        None,
+    );
+    assert_eq!(errors(&r).len(), 1, "{:?}", errors(&r));
+    assert!(
+        errors(&r)[0]
+            .contains("extensions has 'com.nousresearch.Hermes' but no 'com.nousresearch.hermes'"),
+        "{:?}",
+        errors(&r)
+    );
+
     let r = case(
         "both-spellings",
         serde_json::json!({"name": "v", "version": "1", "mcpServers": {}, "mcpServer": {}}),
