@@ -126,7 +126,10 @@ pub fn redact_args(args: &[String]) -> Vec<String> {
     let mut out = Vec::with_capacity(args.len());
     let mut after_flag = false;
     for a in args {
-        if after_flag && !a.starts_with('-') {
+        // A `${VAR}` reference names the secret without holding it: kept,
+        // as everywhere a configured value is shown.
+        let reference = a.starts_with("${") && a.ends_with('}') && a.matches("${").count() == 1;
+        if after_flag && !a.starts_with('-') && !reference {
             out.push(REDACTED.to_string());
         } else {
             out.push(redact_patterns(a));
@@ -467,6 +470,8 @@ mod tests {
                 "--verbose".into(),
                 "-password".into(),
                 "p4ss".into(),
+                "--token".into(),
+                "${GH_TOKEN}".into(),
                 "--max-tokens".into(),
                 "4096".into(),
             ]),
@@ -477,6 +482,8 @@ mod tests {
                 "--verbose",
                 "-password",
                 REDACTED,
+                "--token",
+                "${GH_TOKEN}",
                 "--max-tokens",
                 "4096"
             ]
