@@ -529,8 +529,10 @@ impl SecretService {
             home,
             address,
         };
-        // Up when an item can be stored and read back (bounded).
-        for _ in 0..100 {
+        // Up when an item can be stored and read back (bounded by time, not
+        // tries: on a loaded 2-core machine the daemon took over 20 s once).
+        let deadline = std::time::Instant::now() + Duration::from_secs(90);
+        while std::time::Instant::now() < deadline {
             let mut store = s.secret_tool(&[
                 "store",
                 "--label=probe",
