@@ -60,15 +60,21 @@ static TOKEN_SHAPES: LazyLock<Regex> = LazyLock::new(|| {
 /// of a quoted list (`["--token", "X"]`, as `args` are echoed): the value
 /// is the next word, unless it is the next flag.
 static FLAG_VALUE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(concat!(
-        r#"(?i)((?:^|[\s"'\[,(])--?"#,
-        r#"(?:[a-z0-9]+[_-])*(?:token|key|apikey|password|passwd|secret|pat)s?)"#,
+    Regex::new(&format!(
+        "{}{}{}{}",
+        r#"(?i)((?:^|[\s"'\[,(])"#,
+        CREDENTIAL_FLAG,
         // After a space, or as the next item of a quoted list (`"--token", "X"`).
-        r#"(\s+|["']\s*,\s*["'])"#,
+        r#")(\s+|["']\s*,\s*["'])"#,
         r#"([^\s"'&,;}\]\-][^\s"'&,;}\]]*)"#
     ))
     .expect("flag pattern")
 });
+
+/// A command-line flag naming a credential (`--api-key`, `-token`), the one
+/// spelling [`FLAG_VALUE`] and [`FLAG_NAME`] share.
+const CREDENTIAL_FLAG: &str =
+    r"--?(?:[a-z0-9]+[_-])*(?:token|key|apikey|password|passwd|secret|pat)s?";
 
 /// `Authorization: <anything to end of line or quote>`.
 static AUTHORIZATION: LazyLock<Regex> = LazyLock::new(|| {
@@ -140,10 +146,8 @@ pub fn redact_args(args: &[String]) -> Vec<String> {
 }
 
 /// An argument that is a credential flag by itself (`--api-key`, `-token`).
-static FLAG_NAME: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)^--?(?:[a-z0-9]+[_-])*(?:token|key|apikey|password|passwd|secret|pat)s?$")
-        .expect("flag name pattern")
-});
+static FLAG_NAME: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(&format!("(?i)^{CREDENTIAL_FLAG}$")).expect("flag name pattern"));
 
 /// Redacts the token shapes of §4 (no literal values).
 pub fn redact_patterns(text: &str) -> String {

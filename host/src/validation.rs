@@ -262,12 +262,18 @@ pub fn quoted_list<S: AsRef<str>>(items: &[S]) -> String {
 /// (`docs/security.md`, "Redaction"). Quoting and escaping are the
 /// caller's (messages put names in `'…'`; the terminal escapes at print).
 pub fn echo_name(name: &str) -> String {
-    let text = crate::secret::redact_patterns(name);
-    let mut cut: String = text.chars().take(ECHO_MAX_CHARS).collect();
-    if cut.len() < text.len() {
-        cut.push('…');
+    crate::terminal::cut_chars(&crate::secret::redact_patterns(name), ECHO_MAX_CHARS)
+}
+
+/// The advice for a number where a string of `what` is needed
+/// (`version: 1.0`), in the syntax of the file: YAML's, or JSON's for a
+/// `plugin.json` (`"version": "1.0"`).
+pub fn quote_the_number(what: &str, field: &str, n: &impl std::fmt::Display, json: bool) -> String {
+    if json {
+        format!("must be {what}, but {n} is a JSON number; quote it: \"{field}\": \"{n}\"")
+    } else {
+        format!("must be {what}, but YAML read {n} as a number; quote it: {field}: \"{n}\"")
     }
-    cut
 }
 
 /// Longest word [`did_you_mean`] looks at, in bytes.

@@ -19,7 +19,7 @@ use super::model::{
 };
 use crate::validation::{
     Cursor, Problem, did_you_mean, falsy_or_text, got_type, hint_for, is_falsy, key_text, must_be,
-    must_be_got, must_be_noted, quoted_list, unknown_keys_message,
+    must_be_got, must_be_noted, quote_the_number, quoted_list, unknown_keys_message,
 };
 use std::fmt;
 use crate::document::{Mapping, Value};
@@ -783,15 +783,7 @@ fn parse_requires(
         Some(Value::Number(n)) => {
             return fail(
                 cur,
-                if opts.json {
-                    format!(
-                        "must be a dotted numeric string, but {n} is a JSON number; quote it: \"min_version\": \"{n}\""
-                    )
-                } else {
-                    format!(
-                        "must be a dotted numeric string, but YAML read {n} as a number; quote it: min_version: \"{n}\""
-                    )
-                },
+                quote_the_number("a dotted numeric string", "min_version", n, opts.json),
             );
         }
         Some(other) => {

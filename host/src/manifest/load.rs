@@ -633,10 +633,7 @@ pub fn load_plugin_json_with(path: &Path, ctx: &ManifestContext) -> ManifestResu
     let mut labels: Vec<(String, String)> = Vec::new();
     for (k, entry) in &mcp_servers {
         let name = crate::validation::key_text(k);
-        let label = format!(
-            "{servers_where} server '{}'",
-            crate::validation::echo_name(&name)
-        );
+        let label = super::schema::server_label(&servers_where, &name);
         let mut e = match entry {
             Value::Mapping(m) => m.clone(),
             other => {
@@ -677,10 +674,7 @@ pub fn load_plugin_json_with(path: &Path, ctx: &ManifestContext) -> ManifestResu
         }
         let mut decl_label = label.clone();
         if let Some(d) = decls.get(k) {
-            let dlabel = format!(
-                "{ext_where} server '{}'",
-                crate::validation::echo_name(&name)
-            );
+            let dlabel = super::schema::server_label(&ext_where, &name);
             match extension_entry(d) {
                 Ok((app, requires)) => {
                     if let Some(a) = app {
@@ -705,10 +699,7 @@ pub fn load_plugin_json_with(path: &Path, ctx: &ManifestContext) -> ManifestResu
             let name = crate::validation::key_text(k);
             errors.push(err(
                 Some(&name),
-                &format!(
-                    "{ext_where} server '{}'",
-                    crate::validation::echo_name(&name)
-                ),
+                &super::schema::server_label(&ext_where, &name),
                 "",
                 "is not a server of mcpServers (plugin.json or mcp.json beside it)".into(),
             ));

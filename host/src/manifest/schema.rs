@@ -139,12 +139,15 @@ impl ManifestContext {
 
     /// The `where` label of one server: `<where> server '<name>'`.
     pub fn server_where(&self, name: &str) -> String {
-        format!(
-            "{} server '{}'",
-            self.where_,
-            crate::validation::echo_name(name)
-        )
+        server_label(&self.where_, name)
     }
+}
+
+/// `<where> server '<name>'`, the `where` of a server's problems, the
+/// name shown as [`crate::validation::echo_name`] shows it (a server name
+/// is the file's own text until it is validated).
+pub(crate) fn server_label(where_: &str, name: &str) -> String {
+    format!("{where_} server '{}'", crate::validation::echo_name(name))
 }
 
 /// A manifest problem. Displays as `<where>: <field path> [(<value>)] <what>`,
@@ -335,15 +338,7 @@ pub fn manifest_from_value(value: &Value, ctx: &ManifestContext) -> ManifestResu
                 w,
                 None,
                 "version",
-                if ctx.json {
-                    format!(
-                        "must be a string, but {n} is a JSON number; quote it: \"version\": \"{n}\""
-                    )
-                } else {
-                    format!(
-                        "must be a string, but YAML read {n} as a number; quote it: version: \"{n}\""
-                    )
-                },
+                crate::validation::quote_the_number("a string", "version", n, ctx.json),
             ));
             None
         }
