@@ -154,7 +154,25 @@ pub fn redact_patterns(text: &str) -> String {
     if !ANY.is_match(text) {
         return text.to_string();
     }
-    let t = AUTHORIZATION.replace_all(text, format!("${{1}}{REDACTED}"));
+    // A `${VAR}` reference (after `Bearer `, or alone) names the secret
+    // without holding it: kept, as `redact_args` keeps it (not one with a
+    // `:-default`, which may hold a literal). The value
+    // patterns stop before `}`, so the reference's `}` follows the match.
+    let reference = |hay: &str, c: &regex::Captures<'_>, value: usize| {
+        static REFERENCE: LazyLock<Regex> = LazyLock::new(|| {
+            Regex::new(r"^(?i:(?:bearer|basic)\s+)?\$\{[A-Za-z_][A-Za-z0-9_]*$")
+                .expect("reference pattern")
+        });
+        let end = c.get(0).map_or(0, |m| m.end());
+        hay[end..].starts_with('}') && REFERENCE.is_match(c[value].trim_end())
+    };
+    let t = AUTHORIZATION.replace_all(text, |c: &regex::Captures<'_>| {
+        if reference(text, c, 2) {
+            c[0].to_string()
+        } else {
+            format!("{}{REDACTED}", &c[1])
+        }
+    });
     let t = SCHEME.replace_all(&t, |c: &regex::Captures<'_>| {
         if c[3].chars().all(|ch| ch.is_ascii_alphabetic()) {
             c[0].to_string()
@@ -171,6 +189,7 @@ pub fn redact_patterns(text: &str) -> String {
         let plain_word = c[4].chars().all(|ch| ch.is_ascii_alphabetic());
         if &c[4] == REDACTED
             || c[4].starts_with("[REDACTED")
+            || reference(&t, c, 4)
             || is_not_a_credential_name(&c[2])
             || (quoted_name && unquoted_value && plain_word)
         {
@@ -284,31 +303,85 @@ pub fn display_url(url: &str) -> String {
 pub struct Redactor {
     /// Literal values, longest first (so a value containing another is
     /// replaced whole).
-    literals: Vec<String>,
+    literals: Literals,
     /// The literals that are secrets (also redacted in successful results),
     /// longest first.
-    secrets: Vec<String>,
+    secrets: Literals,
 }
 
-/// `values` without short ones, longest first, without duplicates.
-fn literal_list(values: impl IntoIterator<Item = String>) -> Vec<String> {
-    let mut literals: Vec<String> = values
-        .into_iter()
-        .filter(|v| v.chars().count() >= MIN_LITERAL_LEN)
-        .collect();
-    literals.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
-    literals.dedup();
-    literals
+/// A list of literal values and, built at its first use, one automaton
+/// that finds all of them in a single pass over a text (an `import` of
+/// thousands of servers has thousands of secrets; a scan per value made
+/// that quadratic).
+#[derive(Debug, Clone, Default)]
+struct Literals {
+    values: Vec<String>,
+    finder: std::sync::OnceLock<Option<aho_corasick::AhoCorasick>>,
 }
 
-fn replace_all(text: &str, literals: &[String]) -> String {
-    let mut out = text.to_string();
-    for lit in literals {
-        if out.contains(lit.as_str()) {
-            out = out.replace(lit.as_str(), REDACTED);
+impl Literals {
+    /// `values` without short ones, longest first, without duplicates.
+    fn new(values: impl IntoIterator<Item = String>) -> Self {
+        let mut values: Vec<String> = values
+            .into_iter()
+            .filter(|v| v.chars().count() >= MIN_LITERAL_LEN)
+            .collect();
+        values.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
+        values.dedup();
+        Literals {
+            values,
+            finder: std::sync::OnceLock::new(),
         }
     }
-    out
+
+    /// `text` with every stretch that any value covers replaced by
+    /// [`REDACTED`]: occurrences that overlap are one stretch, so no part
+    /// of a value survives because another value overlapped it.
+    fn replace_all(&self, text: &str) -> String {
+        if self.values.is_empty() {
+            return text.to_string();
+        }
+        let finder = self
+            .finder
+            .get_or_init(|| aho_corasick::AhoCorasick::new(&self.values).ok());
+        let Some(finder) = finder else {
+            // The automaton could not be built (a size limit): one scan
+            // per value, longest first.
+            let mut out = text.to_string();
+            for v in &self.values {
+                if out.contains(v.as_str()) {
+                    out = out.replace(v.as_str(), REDACTED);
+                }
+            }
+            return out;
+        };
+        // Overlapping matches come in the order of their ends; each new
+        // one absorbs the stretches it overlaps.
+        let mut stretches: Vec<(usize, usize)> = Vec::new();
+        for m in finder.find_overlapping_iter(text) {
+            let (mut start, end) = (m.start(), m.end());
+            while let Some(&(s, e)) = stretches.last() {
+                if e <= start {
+                    break;
+                }
+                start = start.min(s);
+                stretches.pop();
+            }
+            stretches.push((start, end));
+        }
+        if stretches.is_empty() {
+            return text.to_string();
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut at = 0;
+        for (start, end) in stretches {
+            out.push_str(&text[at..start]);
+            out.push_str(REDACTED);
+            at = end;
+        }
+        out.push_str(&text[at..]);
+        out
+    }
 }
 
 impl Redactor {
@@ -316,7 +389,7 @@ impl Redactor {
     /// (values shorter than [`MIN_LITERAL_LEN`] are ignored); the tests' shortcut.
     #[cfg(test)]
     pub(crate) fn new(literals: impl IntoIterator<Item = String>) -> Self {
-        let literals = literal_list(literals);
+        let literals = Literals::new(literals);
         Redactor {
             secrets: literals.clone(),
             literals,
@@ -329,9 +402,9 @@ impl Redactor {
         literals: impl IntoIterator<Item = String>,
         secrets: impl IntoIterator<Item = String>,
     ) -> Self {
-        let secrets = literal_list(secrets);
+        let secrets = Literals::new(secrets);
         Redactor {
-            literals: literal_list(literals.into_iter().chain(secrets.iter().cloned())),
+            literals: Literals::new(literals.into_iter().chain(secrets.values.iter().cloned())),
             secrets,
         }
     }
@@ -373,26 +446,30 @@ impl Redactor {
     /// only once the application's `server_json` is read).
     pub fn with_literal(&self, value: &str) -> Self {
         Self::with_secrets(
-            self.literals.iter().cloned(),
-            self.secrets.iter().cloned().chain([value.to_string()]),
+            self.literals.values.iter().cloned(),
+            self.secrets
+                .values
+                .iter()
+                .cloned()
+                .chain([value.to_string()]),
         )
     }
 
     /// Every literal value this redactor replaces (for the log redactor,
     /// [`crate::logging`]).
     pub fn literals(&self) -> &[String] {
-        &self.literals
+        &self.literals.values
     }
 
     /// Replaces every literal configured value.
     pub fn redact_literals(&self, text: &str) -> String {
-        replace_all(text, &self.literals)
+        self.literals.replace_all(text)
     }
 
     /// Replaces only the secrets (for successful tool results): an ordinary
     /// configured value such as `TZ: Europe/Berlin` is left as it is.
     pub fn redact_secrets(&self, text: &str) -> String {
-        replace_all(text, &self.secrets)
+        self.secrets.replace_all(text)
     }
 
     /// Literal values, then the token shapes (error texts, status, logs).
@@ -404,6 +481,53 @@ impl Redactor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn overlapping_secrets_are_redacted_whole_and_thousands_in_one_pass() {
+        let r = Redactor::new(["abcdef".to_string(), "xabc".to_string(), "wxyz".to_string()]);
+        // Each alone, as before; overlapping ones as one stretch, so no
+        // tail of the longer one is left ("def" after "xabc").
+        assert_eq!(r.redact_secrets("a abcdef b"), "a [REDACTED] b");
+        assert_eq!(r.redact_secrets("xabcdefz"), "[REDACTED]z");
+        assert_eq!(r.redact_secrets("abcdefwxyz"), "[REDACTED][REDACTED]");
+        assert_eq!(r.redact_secrets("nothing here"), "nothing here");
+        assert_eq!(r.redact_literals("abc"), "abc");
+        let values: Vec<String> = (0..5000).map(|i| format!("secret-value-{i:05}")).collect();
+        let r = Redactor::with_secrets(Vec::new(), values.clone());
+        let text = values.join(" and ");
+        let out = r.redact_secrets(&text);
+        assert!(!out.contains("secret-value"), "{}", &out[..200]);
+        assert_eq!(out.matches(REDACTED).count(), 5000);
+        // A clone shares nothing that changes what it redacts.
+        assert_eq!(r.clone().redact_secrets(&values[7]), REDACTED);
+    }
+
+    #[test]
+    fn a_variable_reference_is_kept_and_a_value_beside_it_is_not() {
+        for kept in [
+            "give a bearer token in headers (\"Authorization\": \"Bearer ${TOKEN}\")",
+            "Authorization: Bearer ${GITHUB_TOKEN}",
+            "\"api_key\": \"${OPENAI_API_KEY}\"",
+            "token=${T}",
+        ] {
+            assert_eq!(redact_patterns(kept), kept);
+        }
+        for (text, secret) in [
+            (
+                "Authorization: Bearer ${TOKEN:-abcdef0123456789}",
+                "abcdef0123456789",
+            ),
+            (
+                "\"Authorization\": \"Bearer abcdef0123456789\"",
+                "abcdef0123456789",
+            ),
+            ("token=${T}abcdef0123 and token=zz${T}", "zz"),
+            ("\"password\": \"${PW:-hunter22}\"", "hunter22"),
+        ] {
+            let out = redact_patterns(text);
+            assert!(!out.contains(secret), "{text} -> {out}");
+        }
+    }
 
     #[test]
     fn token_shapes_are_redacted() {

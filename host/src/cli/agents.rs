@@ -371,6 +371,26 @@ pub fn run_setup(args: &SetupArgs, plugins: &[PathBuf], config: Option<&Path>) -
         let entry = args
             .agent
             .entry(&exe, &serve_args(args.agent, plugins, config));
+        // `serve` refuses a named --plugins / --config that does not
+        // exist (exit 2), so the agent's entry would fail at its start.
+        for (flag, p) in plugins
+            .iter()
+            .map(|p| ("--plugins", p.as_path()))
+            .chain(config.map(|c| ("--config", c)))
+        {
+            if !p.exists() {
+                eprintln!(
+                    "wasmgate setup: warning: {flag} {} does not exist; `wasmgate serve` refuses to start \
+                     until it does (create it{})",
+                    crate::terminal::line(&p.display().to_string()),
+                    if flag == "--plugins" {
+                        ", or add a plugin to it with `wasmgate plugin add`"
+                    } else {
+                        ""
+                    }
+                );
+            }
+        }
         if existing == Some(&entry) {
             println!("{}: already set up; nothing changed", file.display());
             return 0;
@@ -542,20 +562,34 @@ fn merge_into(
     let mut text = old.clone().unwrap_or_default();
     let current = edit::decode(&text, Syntax::Yaml)?;
     let mut clash = Vec::new();
+    let mut added: Vec<(String, &Value)> = Vec::new();
     for (k, entry) in servers {
         let name = crate::validation::key_text(k);
         match edit::get(&current, &["mcp_servers"], &name) {
             Some(e) if e == entry => continue,
             Some(_) => clash.push(name),
-            None => text = edit::set_entry(&text, Syntax::Yaml, &["mcp_servers"], &name, entry)?,
+            None => added.push((name, entry)),
         }
     }
     if !clash.is_empty() {
+        let max = crate::validation::LIST_MAX_NAMES;
+        let mut names: Vec<String> = clash
+            .iter()
+            .take(max)
+            .map(|n| crate::validation::echo_name(n))
+            .collect();
+        if clash.len() > max {
+            names.push(format!("… and {} more", clash.len() - max));
+        }
         return Err(format!(
             "already has servers named {} with other entries; nothing was written (rename or remove them first)",
-            clash.join(", ")
+            names.join(", ")
         ));
     }
+    // One edit for all of them: the file is decoded and checked once, not
+    // twice per server.
+    let added: Vec<(&str, &Value)> = added.iter().map(|(n, e)| (n.as_str(), *e)).collect();
+    text = edit::set_entries(&text, Syntax::Yaml, &["mcp_servers"], &added)?;
     let before = old.clone().unwrap_or_default();
     if text == before {
         println!(

@@ -179,14 +179,20 @@ pub fn tools(h: &Host, as_json: bool) -> String {
         let _ = writeln!(o, "no tools are offered (see `wasmgate status`)");
     }
     print_load_notes(h);
+    print_held_back(h);
+    o
+}
+
+/// The plugins held back by trust, on stderr: their servers' tools and
+/// their skills are left out of what `tools` and `skills` list.
+fn print_held_back(h: &Host) {
     for p in h.plugins().iter().filter(|p| !p.trust.state.runs()) {
         eprintln!(
             "plugin {} is {} and held back; see `wasmgate status`",
-            p.name,
+            esc(&p.name),
             p.trust.state.as_str()
         );
     }
-    o
 }
 
 /// Load problems and warnings on stderr, for the commands whose stdout is
@@ -226,6 +232,9 @@ pub fn skills(h: &Host, as_json: bool) -> String {
     if h.skills().is_empty() {
         let _ = writeln!(o, "no skills");
     }
+    // A held-back plugin's skills are not listed: say so, and why.
+    print_load_notes(h);
+    print_held_back(h);
     o
 }
 

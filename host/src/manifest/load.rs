@@ -207,7 +207,10 @@ fn duplicate_key(raw: &str, text: &str) -> Option<String> {
     };
     // The key is the file's own text: shown bounded and redacted.
     let key = crate::validation::echo_name(key);
-    let mapping = crate::terminal::cut_chars(&crate::secret::redact_patterns(&mapping), 256);
+    let mapping = crate::terminal::cut_chars(
+        &crate::secret::redact_patterns(&mapping),
+        crate::declaration::parse::PATH_MAX_CHARS,
+    );
     Some(format!(
         "is not valid YAML: {mapping} has the key {key} more than once{at}; the keys of a mapping must be unique"
     ))

@@ -66,13 +66,16 @@ pub enum ConnectError {
     /// An `npx`/`uvx`-style launcher ran but could not find the package.
     #[error(
         "{launcher} could not find the server's package ({detail}); check the package name in `args`{}",
-        if .launcher == "npx" { ", and pass `-y` so npx installs it without asking" } else { "" }
+        if .launcher == "npx" && !.yes_given { ", and pass `-y` so npx installs it without asking" } else { "" }
     )]
     PackageNotFound {
         /// The launcher (`npx`, `uvx`, …).
         launcher: String,
         /// The launcher's own error line.
         detail: String,
+        /// Whether `args` already has npx's `-y` / `--yes` (then the
+        /// message does not suggest it).
+        yes_given: bool,
     },
     /// The process could not be started.
     #[error("cannot start '{command}': {message}")]
@@ -231,9 +234,14 @@ impl ConnectError {
     pub(crate) fn redacted(self, redactor: &Redactor) -> ConnectError {
         let r = |s: String| redactor.redact(&s);
         match self {
-            ConnectError::PackageNotFound { launcher, detail } => ConnectError::PackageNotFound {
+            ConnectError::PackageNotFound {
+                launcher,
+                detail,
+                yes_given,
+            } => ConnectError::PackageNotFound {
                 launcher,
                 detail: r(detail),
+                yes_given,
             },
             ConnectError::Spawn { command, message } => ConnectError::Spawn {
                 command,
@@ -523,7 +531,7 @@ pub(crate) async fn exit_status(child: &Arc<Mutex<ChildGuard>>) -> Option<String
 }
 
 /// Recognizes a launcher's "package not found" in its stderr.
-fn package_not_found(command: &str, stderr: &[String]) -> Option<ConnectError> {
+fn package_not_found(command: &str, args: &[String], stderr: &[String]) -> Option<ConnectError> {
     let launcher = launcher_of(command)?;
     let markers: &[&str] = match launcher.as_str() {
         "npx" | "npm" | "pnpm" | "bunx" => {
@@ -543,6 +551,7 @@ fn package_not_found(command: &str, stderr: &[String]) -> Option<ConnectError> {
     Some(ConnectError::PackageNotFound {
         launcher,
         detail: line.trim().to_string(),
+        yes_given: args.iter().any(|a| a == "-y" || a == "--yes"),
     })
 }
 
@@ -683,7 +692,7 @@ pub(crate) async fn open_stdio(
                 .map(|t| t.iter().cloned().collect())
                 .unwrap_or_default();
             guard.lock().expect("child guard").kill();
-            if let Some(pnf) = package_not_found(command, &lines) {
+            if let Some(pnf) = package_not_found(command, args, &lines) {
                 return Err(pnf);
             }
             match status {
@@ -1151,8 +1160,8 @@ pub(crate) async fn timeout_error(spec: &ServerSpec, child: Option<ChildParts>) 
     if let Ok(mut g) = guard.lock() {
         g.kill();
     }
-    if let Transport::Stdio { command, .. } = &spec.transport
-        && let Some(pnf) = package_not_found(command, &lines)
+    if let Transport::Stdio { command, args, .. } = &spec.transport
+        && let Some(pnf) = package_not_found(command, args, &lines)
     {
         return pnf;
     }
@@ -1244,9 +1253,12 @@ mod tests {
         let e = ConnectError::Timeout { seconds: 2.0 };
         assert!(e.to_string().contains("raise `connect_timeout`"));
         let lines = vec!["npm error code E404".to_string()];
-        let e = package_not_found("npx", &lines).unwrap();
-        assert!(e.to_string().contains("-y"), "{e}");
-        assert!(package_not_found("git-mcp-server", &lines).is_none());
+        let e = package_not_found("npx", &["some-pkg".into()], &lines).unwrap();
+        assert!(e.to_string().contains("pass `-y`"), "{e}");
+        // Not suggested when already given.
+        let e = package_not_found("npx", &["-y".into(), "some-pkg".into()], &lines).unwrap();
+        assert!(!e.to_string().contains("pass `-y`"), "{e}");
+        assert!(package_not_found("git-mcp-server", &[], &lines).is_none());
     }
 
     #[test]

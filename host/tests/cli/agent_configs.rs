@@ -214,6 +214,64 @@ fn claude_json_user_scope_and_the_current_folders_local_scope() {
 }
 
 #[test]
+fn claude_json_finds_the_current_folder_among_thousands_of_projects_and_through_a_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = dir.path().join("real/proj");
+    std::fs::create_dir_all(&real).unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(dir.path().join("real"), dir.path().join("link")).unwrap();
+    let real = real.canonicalize().unwrap();
+    let linked = dir.path().join("link/proj");
+    // Written by hand to keep this order (serde_json's map sorts its keys).
+    let mut projects: Vec<String> = (0..5000)
+        .map(|i| {
+            format!(r#""/elsewhere/p{i}": {{"mcpServers": {{"s{i}": {{"command": "/bin/x"}}}}}}"#)
+        })
+        .collect();
+    // The current folder by its canonical path and through a link to its
+    // parent: both local scopes apply, in file order, the later winning.
+    let key = |p: &Path| serde_json::to_string(&p.display().to_string()).unwrap();
+    projects.push(format!(
+        r#"{}: {{"mcpServers": {{"shared": {{"command": "/bin/canonical"}}, "one": {{"command": "/bin/one"}}}}}}"#,
+        key(&real)
+    ));
+    projects.push(format!(
+        r#"{}: {{"mcpServers": {{"shared": {{"command": "/bin/linked"}}}}}}"#,
+        key(&linked)
+    ));
+    let file = dir.path().join(".claude.json");
+    let top = format!(
+        r#"{{"mcpServers": {{"shared": {{"command": "/bin/user"}}, "user": {{"command": "/bin/u"}}}}, "projects": {{{}}}}}"#,
+        projects.join(", ")
+    );
+    std::fs::write(&file, top).unwrap();
+    let ctx = ManifestContext::new(file.display().to_string(), dir.path().to_path_buf());
+    let places = Places {
+        home: None,
+        workspace: None,
+        cwd: Some(real.clone()),
+        keep_env_vars: false,
+    };
+    let r = load_config_in(&file, &ctx, &places);
+    assert!(r.errors.is_empty(), "{:?}", errors(&r));
+    if cfg!(unix) {
+        assert_eq!(names(&r), ["user", "one", "shared"]);
+        assert_eq!(stdio(server(&r, "shared")).0, "/bin/linked");
+    }
+    assert_eq!(stdio(server(&r, "one")).0, "/bin/one");
+    // From the link's side, the same folder.
+    let r = load_config_in(
+        &file,
+        &ctx,
+        &Places {
+            cwd: Some(linked),
+            ..places
+        },
+    );
+    assert!(names(&r).contains(&"one"), "{:?}", names(&r));
+}
+
+#[test]
 fn cursor_variables_env_file_and_auth() {
     let ws = fixture("cursor-proj");
     let r = load_with(
@@ -399,7 +457,9 @@ fn errors_of_converted_servers_name_the_agents_own_fields() {
          [mcp_servers.b]\nurl = \"http://127.0.0.1:9/mcp\"\n\
          http_headers = { \"bad header\" = \"v\" }\n\
          [mcp_servers.c]\nurl = \"http://127.0.0.1:9/mcp\"\n\
-         http_headers = { \"bad header\" = \"v\" }\nbearer_token_env_var = \"T\"\n",
+         http_headers = { \"bad header\" = \"v\" }\nbearer_token_env_var = \"T\"\n\
+         [mcp_servers.d]\ncommand = \"/bin/x\"\nstartup_timeout_ms = -500\n\
+         [mcp_servers.e]\ncommand = \"/bin/x\"\nstartup_timeout_ms = 900000\n",
     )
     .unwrap();
     let e = errors(&wasmgate::manifest::load_config(&codex));
@@ -410,6 +470,9 @@ fn errors_of_converted_servers_name_the_agents_own_fields() {
         "server 'b': http_headers has a bad header name 'bad header'",
         // Two own fields became `headers`: neither can be named alone.
         "server 'c': headers has a bad header name 'bad header'",
+        // Milliseconds as written, not the seconds they become.
+        "server 'd': startup_timeout_ms (-500) must be a positive number of milliseconds",
+        "server 'e': startup_timeout_ms is 900000 ms, more than the limit of 600000 ms",
     ] {
         assert!(e.iter().any(|l| l.contains(want)), "{want}: {e:?}");
     }
@@ -658,6 +721,27 @@ fn setup_adds_one_entry_keeps_the_rest_and_undo_removes_exactly_it() {
     let home = tempfile::tempdir().unwrap();
     let h = home.path();
     let plugins = h.join("plugins");
+    // A folder that is not there yet: written as given, with a warning
+    // (`serve` would refuse it).
+    let o = wasmgate(
+        &[
+            "setup",
+            "cursor",
+            "--dry-run",
+            "--plugins",
+            plugins.to_str().unwrap(),
+        ],
+        h,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains(&format!(
+            "warning: --plugins {} does not exist; `wasmgate serve` refuses to start until it does",
+            plugins.display()
+        )),
+        "{}",
+        text(&o)
+    );
     std::fs::create_dir_all(&plugins).unwrap();
     let claude = h.join(".claude.json");
     let before = "{\n  \"numStartups\": 3,\n  \"mcpServers\": {\n    \"other\": {\"type\": \"stdio\", \"command\": \"/bin/other\"}\n  },\n  \"zzz\": true\n}\n";
@@ -694,6 +778,7 @@ fn setup_adds_one_entry_keeps_the_rest_and_undo_removes_exactly_it() {
             "{}",
             text(&o)
         );
+        assert!(!text(&o).contains("does not exist"), "{}", text(&o));
         assert_eq!(std::fs::read_to_string(file).unwrap(), old);
         let o = wasmgate(&["setup", agent, "--plugins", plugins.to_str().unwrap()], h);
         assert!(o.status.success(), "{agent}: {}", text(&o));

@@ -248,12 +248,17 @@ async fn launcher_without_its_package() {
     }
     let path = format!("{}:/usr/bin:/bin", bin.path().display());
     let s = with_env(stdio("pkg", "npx", &["-y", "@nope/server"]), "PATH", &path);
+    let t = with_env(stdio("pkg2", "npx", &["@nope/server"]), "PATH", &path);
     let client = McpClient::new();
-    client.connect_all(&[s], |_| true).await;
+    client.connect_all(&[s, t], |_| true).await;
     let e = error_of(&client, "pkg");
     assert!(e.contains("npx could not find the server's package"), "{e}");
     assert!(e.contains("E404"), "{e}");
-    assert!(e.contains("`-y`"), "{e}");
+    // `-y` is suggested only where it is not given already.
+    assert!(!e.contains("`-y`"), "{e}");
+    let e = error_of(&client, "pkg2");
+    assert!(e.contains("npx could not find the server's package"), "{e}");
+    assert!(e.contains("pass `-y`"), "{e}");
 }
 
 #[tokio::test]

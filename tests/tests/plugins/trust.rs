@@ -139,8 +139,17 @@ fn an_unapproved_plugin_starts_nothing_until_approved_and_a_change_holds_it_back
     );
     assert!(!has_server(&st, "marker"), "{st:#}");
     assert_eq!(st["trust"]["dev"], false);
-    let out = u.run(&["tools"]);
-    assert!(out.status.success(), "{}", text(&out));
+    // `tools` and `skills` say what they leave out, and why.
+    for cmd in ["tools", "skills"] {
+        let out = u.run(&[cmd]);
+        assert!(out.status.success(), "{}", text(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stderr)
+                .contains("plugin marker is unapproved and held back; see `wasmgate status`"),
+            "{cmd}: {}",
+            text(&out)
+        );
+    }
     let out = u.run(&["call", "mcp_marker_log", "--args", "{}"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert!(

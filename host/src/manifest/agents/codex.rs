@@ -145,9 +145,27 @@ fn convert(m: &Mapping) -> Result<Mapping, Vec<Problem>> {
         (Some(s), None) => {
             out.insert("connect_timeout".into(), s.clone());
         }
+        // Checked here, in milliseconds: the validator would name the
+        // converted seconds.
         (None, Some(Value::Number(n))) if n.as_f64().is_some() => {
-            let secs = n.as_f64().unwrap_or(0.0) / 1000.0;
-            out.insert("connect_timeout".into(), Value::Number(secs.into()));
+            let ms = n.as_f64().unwrap_or(0.0);
+            let max_ms = crate::manifest::schema::MAX_CONNECT_TIMEOUT.as_millis();
+            if ms.is_nan() || ms < 1.0 {
+                fails.push(Problem::new(
+                    "startup_timeout_ms",
+                    format!("({n}) must be a positive number of milliseconds, at least 1"),
+                ));
+            } else if ms > max_ms as f64 {
+                fails.push(Problem::new(
+                    "startup_timeout_ms",
+                    format!(
+                        "is {n} ms, more than the limit of {max_ms} ms (ten minutes); a server \
+                         needs far less to start and answer initialize"
+                    ),
+                ));
+            } else {
+                out.insert("connect_timeout".into(), Value::Number((ms / 1000.0).into()));
+            }
         }
         (None, Some(o)) => fails.push(Problem::new(
             "startup_timeout_ms",

@@ -68,7 +68,7 @@ pub fn get<'a>(v: &'a Value, path: &[&str], name: &str) -> Option<&'a Value> {
     cur.get(name)
 }
 
-fn without(v: &Value, path: &[&str], name: &str) -> Value {
+fn without(v: &Value, path: &[&str], names: &[&str]) -> Value {
     let mut v = v.clone();
     let mut cur = &mut v;
     for p in path {
@@ -78,7 +78,13 @@ fn without(v: &Value, path: &[&str], name: &str) -> Value {
         }
     }
     if let Value::Mapping(m) = cur {
-        m.shift_remove(name);
+        if let [name] = names {
+            m.shift_remove(*name);
+        } else {
+            // One pass, not a removal (and re-index) per name.
+            let names: std::collections::HashSet<&str> = names.iter().copied().collect();
+            m.retain(|k, _| !k.as_str().is_some_and(|k| names.contains(k)));
+        }
     }
     v
 }
@@ -117,28 +123,69 @@ pub fn set_entry(
     name: &str,
     entry: &Value,
 ) -> Result<String, String> {
+    set_entries(text, syntax, path, &[(name, entry)])
+}
+
+/// `text` with every `(name, entry)` of `entries` set under `path`, in
+/// their order (each added at the end, or replaced in place when its name
+/// is there). The file is decoded once before and once after all the
+/// edits, so adding n entries costs one check, not n (`wasmgate import
+/// --write` of a file with thousands of servers).
+///
+/// # Errors
+/// As [`set_entry`]; also when a name is given twice.
+pub fn set_entries(
+    text: &str,
+    syntax: Syntax,
+    path: &[&str],
+    entries: &[(&str, &Value)],
+) -> Result<String, String> {
+    let mut names = std::collections::HashSet::with_capacity(entries.len());
+    if let Some((n, _)) = entries.iter().find(|(n, _)| !names.insert(*n)) {
+        return Err(format!("the entry {n} is given twice"));
+    }
+    if entries.is_empty() {
+        return Ok(text.to_string());
+    }
     let before = decode(text, syntax)?;
     let out = match syntax {
-        Syntax::Json => json_set(&before, text, path, name, entry)?,
-        Syntax::Jsonc => jsonc_edit(text, path, name, Some(entry))?,
-        Syntax::Toml => toml_set(text, path, name, entry)?,
+        Syntax::Json => json_set(&before, text, path, entries)?,
+        Syntax::Jsonc => {
+            let mut t = text.to_string();
+            for (name, entry) in entries {
+                t = jsonc_edit(&t, path, name, Some(entry))?;
+            }
+            t
+        }
+        Syntax::Toml => toml_set(text, path, entries)?,
         Syntax::Yaml => {
-            let t = if get(&before, path, name).is_some() {
-                yaml_remove(text, path, name)?
-            } else {
-                text.to_string()
-            };
-            yaml_insert(&t, path, name, entry)?
+            let mut t = text.to_string();
+            for (name, _) in entries {
+                if get(&before, path, name).is_some() {
+                    t = yaml_remove(&t, path, name)?;
+                }
+            }
+            yaml_insert(&t, path, entries)?
         }
     };
     let after = decode(&out, syntax)?;
-    if get(&after, path, name) != Some(entry)
-        || normalise(&without(&after, path, name), path)
-            != normalise(&without(&before, path, name), path)
+    let names: Vec<&str> = entries.iter().map(|(n, _)| *n).collect();
+    if entries
+        .iter()
+        .any(|(name, entry)| get(&after, path, name) != Some(*entry))
+        || normalise(&without(&after, path, &names), path)
+            != normalise(&without(&before, path, &names), path)
     {
         return Err(
+            if entries.len() == 1 {
             "the edit would change more than the one entry; nothing was written (edit the file by hand)"
-                .into(),
+                .into()
+        } else {
+            format!(
+                "the edit would change more than the {} entries; nothing was written (edit the file by hand)",
+                entries.len()
+            )
+        },
         );
     }
     Ok(out)
@@ -159,7 +206,7 @@ pub fn remove_entry(
         return Err(format!("has no entry {name} under {}", path.join(".")));
     }
     let out = match syntax {
-        Syntax::Json => json_write(&without(&before, path, name), text)?,
+        Syntax::Json => json_write(&without(&before, path, &[name]), text)?,
         Syntax::Jsonc => jsonc_edit(text, path, name, None)?,
         Syntax::Toml => {
             let mut doc: toml_edit::DocumentMut = text
@@ -179,7 +226,7 @@ pub fn remove_entry(
         Syntax::Yaml => yaml_remove(text, path, name)?,
     };
     let after = decode(&out, syntax)?;
-    if normalise(&after, path) != normalise(&without(&before, path, name), path) {
+    if normalise(&after, path) != normalise(&without(&before, path, &[name]), path) {
         return Err(
             "the edit would change more than the one entry; nothing was written (edit the file by hand)"
                 .into(),
@@ -192,8 +239,7 @@ fn json_set(
     before: &Value,
     text: &str,
     path: &[&str],
-    name: &str,
-    entry: &Value,
+    entries: &[(&str, &Value)],
 ) -> Result<String, String> {
     let mut v = before.clone();
     let mut cur = &mut v;
@@ -209,10 +255,12 @@ fn json_set(
     let Value::Mapping(m) = cur else {
         return Err(format!("{} is not an object", path.join(".")));
     };
-    match m.get_mut(name) {
-        Some(old) => *old = entry.clone(),
-        None => {
-            m.insert(Value::String(name.into()), entry.clone());
+    for (name, entry) in entries {
+        match m.get_mut(*name) {
+            Some(old) => *old = (*entry).clone(),
+            None => {
+                m.insert(Value::String((*name).into()), (*entry).clone());
+            }
         }
     }
     json_write(&v, text)
@@ -333,7 +381,7 @@ fn toml_value(v: &Value) -> Result<toml_edit::Value, String> {
     })
 }
 
-fn toml_set(text: &str, path: &[&str], name: &str, entry: &Value) -> Result<String, String> {
+fn toml_set(text: &str, path: &[&str], entries: &[(&str, &Value)]) -> Result<String, String> {
     let mut doc: toml_edit::DocumentMut = text
         .parse()
         .map_err(|e: toml_edit::TomlError| super::codex::not_toml(text, e.message(), e.span()))?;
@@ -350,20 +398,22 @@ fn toml_set(text: &str, path: &[&str], name: &str, entry: &Value) -> Result<Stri
             .and_then(toml_edit::Item::as_table_mut)
             .ok_or_else(|| format!("{} is not a table", path.join(".")))?;
     }
-    let Value::Mapping(m) = entry else {
-        return Err("the entry must be a mapping".into());
-    };
-    let mut t = toml_edit::Table::new();
-    for (k, v) in m {
-        t.insert(
-            &crate::validation::key_text(k),
-            toml_edit::Item::Value(toml_value(v)?),
-        );
-    }
-    match cur.get_mut(name) {
-        Some(old) => *old = toml_edit::Item::Table(t),
-        None => {
-            cur.insert(name, toml_edit::Item::Table(t));
+    for (name, entry) in entries {
+        let Value::Mapping(m) = entry else {
+            return Err("the entry must be a mapping".into());
+        };
+        let mut t = toml_edit::Table::new();
+        for (k, v) in m {
+            t.insert(
+                &crate::validation::key_text(k),
+                toml_edit::Item::Value(toml_value(v)?),
+            );
+        }
+        match cur.get_mut(name) {
+            Some(old) => *old = toml_edit::Item::Table(t),
+            None => {
+                cur.insert(name, toml_edit::Item::Table(t));
+            }
         }
     }
     Ok(doc.to_string())
@@ -432,7 +482,14 @@ fn yaml_entry_lines(name: &str, entry: &Value, indent: usize) -> Result<Vec<Stri
     Ok(text.lines().map(|l| format!("{pad}{l}")).collect())
 }
 
-fn yaml_insert(text: &str, path: &[&str], name: &str, entry: &Value) -> Result<String, String> {
+fn yaml_insert(text: &str, path: &[&str], entries: &[(&str, &Value)]) -> Result<String, String> {
+    let lines_of = |indent: usize| -> Result<Vec<String>, String> {
+        let mut all = Vec::new();
+        for (name, entry) in entries {
+            all.extend(yaml_entry_lines(name, entry, indent)?);
+        }
+        Ok(all)
+    };
     let lines: Vec<&str> = text.lines().collect();
     let mut out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
     match yaml_block(&lines, path)? {
@@ -450,8 +507,7 @@ fn yaml_insert(text: &str, path: &[&str], name: &str, entry: &Value) -> Result<S
                     out[h] = format!("{k}:");
                 }
             }
-            let new = yaml_entry_lines(name, entry, indent)?;
-            out.splice(at..at, new);
+            out.splice(at..at, lines_of(indent)?);
         }
         None => {
             // Appended at the end, nesting what is missing of `path`.
@@ -475,7 +531,7 @@ fn yaml_insert(text: &str, path: &[&str], name: &str, entry: &Value) -> Result<S
             for (i, p) in rest.iter().enumerate() {
                 out.push(format!("{}{p}:", " ".repeat(2 * i)));
             }
-            out.extend(yaml_entry_lines(name, entry, 2 * rest.len())?);
+            out.extend(lines_of(2 * rest.len())?);
         }
     }
     let mut s = out.join("\n");
@@ -627,5 +683,43 @@ mod tests {
         assert!(out.contains("[mcp_servers.wasmgate]"), "{out}");
         let back = remove_entry(&out, Syntax::Toml, &["mcp_servers"], "wasmgate").unwrap();
         assert_eq!(back.trim_end(), text.trim_end());
+    }
+
+    #[test]
+    fn many_entries_are_set_in_one_edit_in_every_syntax() {
+        let entries: Vec<(String, Value)> = (0..300)
+            .map(|i| {
+                let mut m = Mapping::new();
+                m.insert("command".into(), Value::String(format!("/bin/s{i}")));
+                (format!("s{i}"), Value::Mapping(m))
+            })
+            .collect();
+        let mut all: Vec<(&str, &Value)> = entries.iter().map(|(n, e)| (n.as_str(), e)).collect();
+        let cases = [
+            (Syntax::Yaml, "# mine\nmcp_servers:\n  s7: {command: /bin/old}\n  mine: {command: /bin/mine}\nafter: 1\n"),
+            (Syntax::Json, "{\n  \"mcp_servers\": {\"s7\": {\"command\": \"/bin/old\"}, \"mine\": {\"command\": \"/bin/mine\"}},\n  \"after\": 1\n}\n"),
+            (Syntax::Jsonc, "{ // c\n  \"mcp_servers\": {\"s7\": {\"command\": \"/bin/old\"}, \"mine\": {\"command\": \"/bin/mine\"}},\n  \"after\": 1\n}\n"),
+            (Syntax::Toml, "after = 1\n[mcp_servers.s7]\ncommand = \"/bin/old\"\n[mcp_servers.mine]\ncommand = \"/bin/mine\"\n"),
+        ];
+        for (syntax, text) in cases {
+            let out = set_entries(text, syntax, &["mcp_servers"], &all).unwrap();
+            let v = decode(&out, syntax).unwrap();
+            for (name, entry) in &all {
+                assert_eq!(get(&v, &["mcp_servers"], name), Some(*entry), "{syntax:?} {name}");
+            }
+            // The one there before is replaced, the other entry and key stay.
+            assert_eq!(
+                get(&v, &["mcp_servers"], "mine").and_then(|m| m.get("command")),
+                Some(&Value::String("/bin/mine".into())),
+                "{syntax:?}"
+            );
+            assert_eq!(v.get("after"), decode(text, syntax).unwrap().get("after"));
+            assert!(!out.contains("/bin/old"), "{syntax:?}: {out}");
+        }
+        // Nothing to set: the text as it was; a name twice: refused.
+        assert_eq!(set_entries("a: 1\n", Syntax::Yaml, &["mcp_servers"], &[]).unwrap(), "a: 1\n");
+        all.push(all[0]);
+        let e = set_entries("", Syntax::Yaml, &["mcp_servers"], &all).unwrap_err();
+        assert_eq!(e, "the entry s0 is given twice");
     }
 }

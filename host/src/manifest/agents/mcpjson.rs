@@ -62,10 +62,24 @@ pub const MAX_ENV_FILE_BYTES: u64 = 1024 * 1024;
 /// which win over user-scope entries of the same name).
 pub fn decode(top: &Mapping, ctx: &ManifestContext, places: &Places) -> Decoded {
     let mut b = Builder::default();
-    let mut all: Vec<(String, Value)> = Vec::new();
+    // In file order; a local-scope entry replaces the user-scope one of the
+    // same name and moves to the end (an index, not a scan per entry: a
+    // `~/.claude.json` may hold thousands of projects).
+    let mut all: Vec<Option<(String, Value)>> = Vec::new();
+    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut put = |name: String, entry: Value| {
+        if let Some(old) = index.insert(name.clone(), all.len()) {
+            all[old] = None;
+        }
+        all.push(Some((name, entry)));
+    };
     match top.get("mcpServers") {
         None | Some(Value::Null) => {}
-        Some(Value::Mapping(m)) => all.extend(entries(m).map(|(n, v)| (n, v.clone()))),
+        Some(Value::Mapping(m)) => {
+            for (n, v) in entries(m) {
+                put(n, v.clone());
+            }
+        }
         Some(other) => b.errors.push(crate::manifest::ManifestError::new(
             &ctx.where_,
             None,
@@ -74,31 +88,58 @@ pub fn decode(top: &Mapping, ctx: &ManifestContext, places: &Places) -> Decoded 
         )),
     }
     if let (Some(Value::Mapping(projects)), Some(cwd)) = (top.get("projects"), &places.cwd) {
+        let here = Folder::new(cwd);
         for (k, p) in projects {
             let Some(folder) = k.as_str() else { continue };
-            if !same_folder(Path::new(folder), cwd) {
+            if !here.is(Path::new(folder)) {
                 continue;
             }
             if let Some(Value::Mapping(m)) = p.get("mcpServers") {
                 for (n, v) in entries(m) {
-                    all.retain(|(e, _)| *e != n);
-                    all.push((n, v.clone()));
+                    put(n, v.clone());
                 }
             }
         }
     }
-    for (name, entry) in all {
+    for (name, entry) in all.into_iter().flatten() {
         let res = entry_mapping(&entry).and_then(|m| convert(m, ctx, places));
         b.add(ctx, &name, res);
     }
     b.finish(Format::McpServers)
 }
 
-fn same_folder(a: &Path, b: &Path) -> bool {
-    a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
+/// The current folder, to find its `projects.<folder>` key: equal as
+/// written, or the same folder once both are canonical. The folder is
+/// canonicalized once; a key only when its last component is the
+/// folder's (as written or canonical), so thousands of other projects
+/// cost no file-system call each. Claude Code writes the key from its
+/// own `getcwd()`, which is canonical already.
+struct Folder<'a> {
+    path: &'a Path,
+    canonical: Option<std::path::PathBuf>,
 }
 
-/// One `mcpServers` entry in wasmgate's schema.
+impl<'a> Folder<'a> {
+    fn new(path: &'a Path) -> Self {
+        Folder {
+            path,
+            canonical: path.canonicalize().ok(),
+        }
+    }
+
+    fn is(&self, key: &Path) -> bool {
+        if key == self.path || self.canonical.as_deref() == Some(key) {
+            return true;
+        }
+        let Some(canonical) = &self.canonical else {
+            return false;
+        };
+        let named = |p: &Path| p.file_name().is_some() && p.file_name() == key.file_name();
+        (named(self.path) || named(canonical))
+            && key.canonicalize().is_ok_and(|k| &k == canonical)
+    }
+}
+
 pub(crate) fn convert(
     m: &Mapping,
     ctx: &ManifestContext,
