@@ -5,6 +5,10 @@
 //! candidate that is absent), evaluated on a simulated linux host where about half of
 //! the applications exist. Per declaration, median of the runs [min]:
 //!
+//! - `parser alone`: libyaml's parser producing the events of the text in
+//!   memory, nothing kept — the floor under any decoder built on it;
+//! - `parser + yaml_serde's event loader`: the same with `yaml_serde`
+//!   loading every event (`IgnoredAny`: nothing built);
 //! - `decode`: the file's text into the manifest document (`yaml_serde`'s
 //!   parser, `wasmgate`'s document);
 //! - `load + validate`: `load_plugin_yaml` — read, decode, validate every
@@ -127,6 +131,13 @@ fn main() -> anyhow::Result<()> {
         yaml_serde::from_str::<wasmgate::document::Value>(&std::fs::read_to_string(&path).unwrap())
             .unwrap()
     });
+    // The floors under the decode: libyaml's parser alone (its events,
+    // nothing kept), and yaml_serde's event loader on top of it (every
+    // event and scalar copied, nothing built).
+    let events = time(runs, || libyaml_events(&yaml));
+    let loader = time(runs, || {
+        yaml_serde::from_str::<serde::de::IgnoredAny>(&yaml).expect("valid YAML")
+    });
     let load = time(runs, || load_plugin_yaml(&path));
     let evaluate = time(runs, || {
         decls
@@ -168,6 +179,8 @@ fn main() -> anyhow::Result<()> {
     println!("| step | µs per declaration, median [min] of {runs} |");
     println!("|---|---|");
     for (label, (med, min)) in [
+        ("parser alone (libyaml's events)", events),
+        ("parser + yaml_serde's event loader (`IgnoredAny`)", loader),
         ("decode (into the document)", decode),
         ("load + validate", load),
         ("evaluate (availability)", evaluate),
@@ -179,6 +192,36 @@ fn main() -> anyhow::Result<()> {
         println!("| evaluate, {kind} only | {} [{}] |", per(med), per(min));
     }
     component(n, &manifest, &host, runs, &per, end_to_end)
+}
+
+/// The events libyaml's parser gives for `text`, counted and dropped.
+fn libyaml_events(text: &str) -> usize {
+    use libyaml_rs as sys;
+    use std::mem::MaybeUninit;
+    let mut count = 0;
+    let mut parser = MaybeUninit::<sys::yaml_parser_t>::uninit();
+    let p = parser.as_mut_ptr();
+    // SAFETY: libyaml's C API as yaml_serde drives it: the parser is
+    // initialised before use and deleted once, `text` outlives it, and
+    // each event is deleted right after its type is read.
+    unsafe {
+        assert!(!sys::yaml_parser_initialize(p).fail, "parser");
+        sys::yaml_parser_set_encoding(p, sys::YAML_UTF8_ENCODING);
+        sys::yaml_parser_set_input_string(p, text.as_ptr(), text.len() as u64);
+        loop {
+            let mut event = MaybeUninit::<sys::yaml_event_t>::uninit();
+            let e = event.as_mut_ptr();
+            assert!(!sys::yaml_parser_parse(p, e).fail, "valid YAML");
+            let end = (*e).type_ == sys::YAML_STREAM_END_EVENT;
+            sys::yaml_event_delete(e);
+            count += 1;
+            if end {
+                break;
+            }
+        }
+        sys::yaml_parser_delete(p);
+    }
+    count
 }
 
 /// The component side: the same declarations from `many-servers.wasm`.

@@ -507,13 +507,19 @@ fn a_broken_toml_file_is_reported_by_position_without_its_text() {
         "[mcp_servers.x]\nurl = \"https://h/mcp\"\nhttp_headers = { Authorization = \"Bearer sk-live-abcdef0123456789\" \n",
     )
     .unwrap();
-    let r = wasmgate::manifest::load_config(&p);
-    let e = &errors(&r)[0];
-    assert!(e.contains("is not valid TOML at line 3, column "), "{e}");
-    assert!(
-        !e.contains("abcdef0123456789") && !e.contains("Bearer"),
-        "{e}"
-    );
+    // Under another name too: a `[mcp_servers…]` header says it is TOML,
+    // so it is not reported as broken YAML.
+    let other = dir.path().join("codex-config");
+    std::fs::copy(&p, &other).unwrap();
+    for p in [&p, &other] {
+        let r = wasmgate::manifest::load_config(p);
+        let e = &errors(&r)[0];
+        assert!(e.contains("is not valid TOML at line 3, column "), "{e}");
+        assert!(
+            !e.contains("abcdef0123456789") && !e.contains("Bearer"),
+            "{e}"
+        );
+    }
     let home = tempfile::tempdir().unwrap();
     let o = wasmgate(&["import", p.to_str().unwrap()], home.path());
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));

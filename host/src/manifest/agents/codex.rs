@@ -51,6 +51,16 @@ pub fn looks_like_toml(text: &str) -> bool {
     toml::from_str::<toml::Table>(text).is_ok_and(|t| t.contains_key("mcp_servers"))
 }
 
+/// Whether `text` has a Codex `[mcp_servers…]` table header on a line of its
+/// own: a file that is no valid YAML is then reported as the TOML it is
+/// meant to be, with the TOML parser's position, not as broken YAML.
+pub fn has_codex_header(text: &str) -> bool {
+    text.lines().any(|l| {
+        let l = l.trim_start();
+        l.starts_with("[mcp_servers.") || l.starts_with("[mcp_servers]")
+    })
+}
+
 /// `is not valid TOML at line L, column C: <what>` for a parse error at
 /// `span` of `text`. The parser's own rendering quotes the source line,
 /// which may hold a secret (an `env` value, a bearer token), so only its

@@ -240,6 +240,7 @@ pub fn decode_config(
             Ok(v @ (Value::Mapping(_) | Value::Null)) => v,
             // A Codex config.toml under another name.
             Ok(_) | Err(_) if codex::looks_like_toml(text) => return codex::decode(text, ctx),
+            Err(_) if codex::has_codex_header(text) => return codex::decode(text, ctx),
             Ok(v) => v,
             Err(e) => return Err(e),
         }
