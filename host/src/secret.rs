@@ -66,7 +66,8 @@ static FLAG_VALUE: LazyLock<Regex> = LazyLock::new(|| {
         CREDENTIAL_FLAG,
         // After a space, or as the next item of a quoted list (`"--token", "X"`).
         r#")(\s+|["']\s*,\s*["'])"#,
-        r#"([^\s"'&,;}\]\-][^\s"'&,;}\]]*)"#
+        // A `${…}` inside the value is part of it (its `}` does not end it).
+        r#"((?:\$\{[^}\s]*\}|[^\s"'&,;}\]\-])(?:\$\{[^}\s]*\}|[^\s"'&,;}\]])*)"#
     ))
     .expect("flag pattern")
 });
@@ -78,7 +79,7 @@ const CREDENTIAL_FLAG: &str =
 
 /// `Authorization: <anything to end of line or quote>`.
 static AUTHORIZATION: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"(?i)(\b(?:proxy-)?authorization\b["']?\s*[:=]\s*["']?)([^\r\n"',;}]+)"#)
+    Regex::new(r#"(?i)(\b(?:proxy-)?authorization\b["']?\s*[:=]\s*["']?)((?:\$\{[^}\r\n]*\}|[^\r\n"',;}])+)"#)
         .expect("authorization pattern")
 });
 
@@ -96,7 +97,7 @@ static KEY_VALUE: LazyLock<Regex> = LazyLock::new(|| {
         r#"(?i)(^|[^a-z0-9])"#,
         r#"((?:[a-z0-9]+[_-])*(?:token|key|api_key|apikey|password|passwd|secret)s?)"#,
         r#"(["']?\s*[:=]\s*["']?)"#,
-        r#"([^\s"'&,;}\]]+)"#
+        r#"((?:\$\{[^}\s]*\}|[^\s"'&,;}\]])+)"#
     ))
     .expect("key/value pattern")
 });
@@ -129,18 +130,83 @@ fn is_not_a_credential_name(name: &str) -> bool {
 /// the argument after a credential flag given as its own argument
 /// (`[--api-key, X]`): each argument alone would not show the pair.
 pub fn redact_args(args: &[String]) -> Vec<String> {
-    let mut out = Vec::with_capacity(args.len());
+    let secret = credential_args(args);
+    args.iter()
+        .enumerate()
+        .map(|(i, a)| {
+            if secret.contains(&i) {
+                REDACTED.to_string()
+            } else {
+                redact_patterns(a)
+            }
+        })
+        .collect()
+}
+
+/// The indexes of the arguments that follow a credential flag given as its
+/// own argument (`[--api-key, X]`): not another flag, and not a value that
+/// is only a `${VAR}` reference (it names the secret without holding it,
+/// and is kept as everywhere a configured value is shown).
+pub(crate) fn credential_args(args: &[String]) -> Vec<usize> {
+    let mut out = Vec::new();
     let mut after_flag = false;
-    for a in args {
-        // A `${VAR}` reference names the secret without holding it: kept,
-        // as everywhere a configured value is shown.
-        let reference = a.starts_with("${") && a.ends_with('}') && a.matches("${").count() == 1;
-        if after_flag && !a.starts_with('-') && !reference {
-            out.push(REDACTED.to_string());
-        } else {
-            out.push(redact_patterns(a));
+    for (i, a) in args.iter().enumerate() {
+        if after_flag && !a.starts_with('-') && !is_reference(a) {
+            out.push(i);
         }
         after_flag = FLAG_NAME.is_match(a) && !is_not_a_credential_name(a);
+    }
+    out
+}
+
+/// One `${NAME}` (or `${env:NAME}`) reference, as `${VAR}` expansion
+/// reads it: a name only, no `:-default` (which may hold a literal).
+static REFERENCE_TOKEN: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\$\{(?:env:)?[A-Za-z_][A-Za-z0-9_]*\}").expect("reference token pattern")
+});
+
+/// Whether `value` is exactly one `${VAR}` reference.
+pub(crate) fn is_reference(value: &str) -> bool {
+    REFERENCE_TOKEN
+        .find(value)
+        .is_some_and(|m| m.start() == 0 && m.end() == value.len())
+}
+
+/// The `${VAR}` references of `text`, as byte ranges, in order.
+pub(crate) fn references(text: &str) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
+    REFERENCE_TOKEN.find_iter(text).map(|m| m.range())
+}
+
+/// The texts a secret `value` may be printed as, each to be redacted as a
+/// literal: the value (or, where it holds `${VAR}` references, which are
+/// printed as written, each literal piece between them, without a lone
+/// `Bearer`/`Basic`), each as JSON and YAML's double quotes escape it, and
+/// each line of a multi-line one (a YAML block scalar prints it a line at
+/// a time, indented).
+pub(crate) fn printed_forms(value: &str) -> Vec<String> {
+    let mut pieces = Vec::new();
+    let mut at = 0;
+    for r in references(value) {
+        pieces.push(&value[at..r.start]);
+        at = r.end;
+    }
+    pieces.push(&value[at..]);
+    let mut out = Vec::new();
+    for piece in pieces {
+        let piece = piece.trim();
+        if piece.is_empty()
+            || piece.eq_ignore_ascii_case("bearer")
+            || piece.eq_ignore_ascii_case("basic")
+        {
+            continue;
+        }
+        if let Ok(j) = serde_json::to_string(piece) {
+            out.push(j[1..j.len() - 1].to_string());
+        }
+        if piece.contains('\n') {
+            out.extend(piece.lines().map(|l| l.trim().to_string()));
+        }
+        out.push(piece.to_string());
     }
     out
 }
@@ -154,20 +220,20 @@ pub fn redact_patterns(text: &str) -> String {
     if !ANY.is_match(text) {
         return text.to_string();
     }
-    // A `${VAR}` reference (after `Bearer `, or alone) names the secret
-    // without holding it: kept, as `redact_args` keeps it (not one with a
-    // `:-default`, which may hold a literal). The value
-    // patterns stop before `}`, so the reference's `}` follows the match.
-    let reference = |hay: &str, c: &regex::Captures<'_>, value: usize| {
+    // A value that is only a `${VAR}` reference (after `Bearer `, or
+    // alone) names the secret without holding it: kept, as `redact_args`
+    // keeps it. Text around it, or a `:-default` (which may be a literal),
+    // makes it a value like any other. The value patterns take a `${…}`
+    // whole, so a tail after its `}` is part of the value.
+    let reference = |value: &str| {
         static REFERENCE: LazyLock<Regex> = LazyLock::new(|| {
-            Regex::new(r"^(?i:(?:bearer|basic)\s+)?\$\{[A-Za-z_][A-Za-z0-9_]*$")
+            Regex::new(r"^(?i:(?:bearer|basic)\s+)?\$\{(?:env:)?[A-Za-z_][A-Za-z0-9_]*\}$")
                 .expect("reference pattern")
         });
-        let end = c.get(0).map_or(0, |m| m.end());
-        hay[end..].starts_with('}') && REFERENCE.is_match(c[value].trim_end())
+        REFERENCE.is_match(value.trim_end())
     };
     let t = AUTHORIZATION.replace_all(text, |c: &regex::Captures<'_>| {
-        if reference(text, c, 2) {
+        if reference(&c[2]) {
             c[0].to_string()
         } else {
             format!("{}{REDACTED}", &c[1])
@@ -189,7 +255,7 @@ pub fn redact_patterns(text: &str) -> String {
         let plain_word = c[4].chars().all(|ch| ch.is_ascii_alphabetic());
         if &c[4] == REDACTED
             || c[4].starts_with("[REDACTED")
-            || reference(&t, c, 4)
+            || reference(&c[4])
             || is_not_a_credential_name(&c[2])
             || (quoted_name && unquoted_value && plain_word)
         {
@@ -200,7 +266,7 @@ pub fn redact_patterns(text: &str) -> String {
     });
     let t = FLAG_VALUE.replace_all(&t, |c: &regex::Captures<'_>| {
         let name = c[1].trim_start_matches(|ch: char| !ch.is_ascii_alphanumeric() && ch != '-');
-        if c[3].starts_with("[REDACTED") || is_not_a_credential_name(name) {
+        if c[3].starts_with("[REDACTED") || reference(&c[3]) || is_not_a_credential_name(name) {
             c[0].to_string()
         } else {
             format!("{}{}{REDACTED}", &c[1], &c[2])
@@ -316,7 +382,17 @@ pub struct Redactor {
 #[derive(Debug, Clone, Default)]
 struct Literals {
     values: Vec<String>,
-    finder: std::sync::OnceLock<Option<aho_corasick::AhoCorasick>>,
+    finder: std::sync::OnceLock<Option<std::sync::Arc<Finder>>>,
+}
+
+/// The automaton of a [`Literals`], and the longest value of each of its
+/// match states, learnt as texts are walked and kept for the next text (a
+/// state where many values end, as nested values make, is summed up once,
+/// not once per text).
+#[derive(Debug)]
+struct Finder {
+    nfa: aho_corasick::nfa::contiguous::NFA,
+    longest: std::sync::Mutex<std::collections::HashMap<aho_corasick::automaton::StateID, usize>>,
 }
 
 impl Literals {
@@ -337,14 +413,32 @@ impl Literals {
     /// `text` with every stretch that any value covers replaced by
     /// [`REDACTED`]: occurrences that overlap are one stretch, so no part
     /// of a value survives because another value overlapped it.
+    ///
+    /// One walk of the automaton over the text: at each byte, the longest
+    /// value ending there (every shorter one ending there lies inside it),
+    /// so the work is linear in the text even where values nest (a text of
+    /// `a`s against the values `aaaa`, `aaaaa`, … would otherwise yield
+    /// every nested occurrence).
     fn replace_all(&self, text: &str) -> String {
+        use aho_corasick::Anchored;
+        use aho_corasick::automaton::Automaton;
         if self.values.is_empty() {
             return text.to_string();
         }
-        let finder = self
-            .finder
-            .get_or_init(|| aho_corasick::AhoCorasick::new(&self.values).ok());
-        let Some(finder) = finder else {
+        let finder = self.finder.get_or_init(|| {
+            aho_corasick::nfa::contiguous::NFA::new(&self.values)
+                .ok()
+                .map(|nfa| {
+                    std::sync::Arc::new(Finder {
+                        nfa,
+                        longest: std::sync::Mutex::default(),
+                    })
+                })
+        });
+        let start = finder
+            .as_ref()
+            .and_then(|f| f.nfa.start_state(Anchored::No).ok().map(|s| (f, s)));
+        let Some((finder, mut sid)) = start else {
             // The automaton could not be built (a size limit): one scan
             // per value, longest first.
             let mut out = text.to_string();
@@ -355,11 +449,30 @@ impl Literals {
             }
             return out;
         };
-        // Overlapping matches come in the order of their ends; each new
-        // one absorbs the stretches it overlaps.
+        let nfa = &finder.nfa;
+        // The shared table when no other text is being walked with it
+        // (then a table of this walk's own: redaction never waits).
+        let mut own = std::collections::HashMap::new();
+        let mut shared = finder.longest.try_lock().ok();
+        let longest = match shared.as_deref_mut() {
+            Some(table) => table,
+            None => &mut own,
+        };
+        // Disjoint stretches in order; each new one absorbs those it overlaps.
         let mut stretches: Vec<(usize, usize)> = Vec::new();
-        for m in finder.find_overlapping_iter(text) {
-            let (mut start, end) = (m.start(), m.end());
+        for (i, &byte) in text.as_bytes().iter().enumerate() {
+            sid = nfa.next_state(Anchored::No, sid, byte);
+            if !nfa.is_special(sid) || !nfa.is_match(sid) {
+                continue;
+            }
+            let len = *longest.entry(sid).or_insert_with(|| {
+                (0..nfa.match_len(sid))
+                    .map(|k| nfa.pattern_len(nfa.match_pattern(sid, k)))
+                    .max()
+                    .unwrap_or(0)
+            });
+            let end = i + 1;
+            let mut start = end - len.min(end);
             while let Some(&(s, e)) = stretches.last() {
                 if e <= start {
                     break;
@@ -375,11 +488,13 @@ impl Literals {
         let mut out = String::with_capacity(text.len());
         let mut at = 0;
         for (start, end) in stretches {
-            out.push_str(&text[at..start]);
+            // Values and text are UTF-8, so a match starts and ends on
+            // character boundaries; `get` keeps that from being a panic.
+            out.push_str(text.get(at..start).unwrap_or_default());
             out.push_str(REDACTED);
             at = end;
         }
-        out.push_str(&text[at..]);
+        out.push_str(text.get(at..).unwrap_or_default());
         out
     }
 }
@@ -500,6 +615,12 @@ mod tests {
         assert_eq!(out.matches(REDACTED).count(), 5000);
         // A clone shares nothing that changes what it redacts.
         assert_eq!(r.clone().redact_secrets(&values[7]), REDACTED);
+        // Nested values (`aaaa`, `aaaaa`, …) in a long run of them: one
+        // stretch, found in one walk (every nested occurrence would be
+        // quadratic in the run and the values).
+        let r = Redactor::new((4..1500).map(|k| "a".repeat(k)));
+        let text = format!("x {} y", "a".repeat(200_000));
+        assert_eq!(r.redact_secrets(&text), format!("x {REDACTED} y"));
     }
 
     #[test]
@@ -509,6 +630,8 @@ mod tests {
             "Authorization: Bearer ${GITHUB_TOKEN}",
             "\"api_key\": \"${OPENAI_API_KEY}\"",
             "token=${T}",
+            "run --api-key ${API_KEY} now",
+            "Authorization: Bearer ${env:GH_TOKEN}",
         ] {
             assert_eq!(redact_patterns(kept), kept);
         }
@@ -521,7 +644,11 @@ mod tests {
                 "\"Authorization\": \"Bearer abcdef0123456789\"",
                 "abcdef0123456789",
             ),
+            ("token=${T}abcdef0123 and token=zz${T}", "abcdef0123"),
             ("token=${T}abcdef0123 and token=zz${T}", "zz"),
+            ("run --api-key ${K}TAIL2SECRET now", "TAIL2SECRET"),
+            ("Authorization: Bearer ${X}abcdefSECRET", "abcdefSECRET"),
+            ("\"NOTE\": \"token=${T}NOTETAIL55\"", "NOTETAIL55"),
             ("\"password\": \"${PW:-hunter22}\"", "hunter22"),
         ] {
             let out = redact_patterns(text);

@@ -325,7 +325,7 @@ fn write_with_backup(path: &Path, old: Option<&str>, new: &str) -> Result<Option
 
 /// Runs `wasmgate setup`; returns the exit code (0 done or nothing to do,
 /// 1 failed).
-pub fn run_setup(args: &SetupArgs, plugins: &[PathBuf], config: Option<&Path>) -> u8 {
+pub fn run_setup(args: &SetupArgs, plugins: &[PathBuf], config: Option<(&Path, &str)>) -> u8 {
     let Some((default_file, syntax, servers)) = args.agent.target() else {
         eprintln!("wasmgate setup: no home folder (HOME is not set)");
         return 1;
@@ -370,26 +370,31 @@ pub fn run_setup(args: &SetupArgs, plugins: &[PathBuf], config: Option<&Path>) -
         };
         let entry = args
             .agent
-            .entry(&exe, &serve_args(args.agent, plugins, config));
+            .entry(&exe, &serve_args(args.agent, plugins, config.map(|(c, _)| c)));
         // `serve` refuses a named --plugins / --config that does not
-        // exist (exit 2), so the agent's entry would fail at its start.
-        for (flag, p) in plugins
+        // exist or is of the wrong kind (exit 2), so the agent's entry
+        // would fail at its start.
+        for (flag, p, folder) in plugins
             .iter()
-            .map(|p| ("--plugins", p.as_path()))
-            .chain(config.map(|c| ("--config", c)))
+            .map(|p| ("--plugins", p.as_path(), true))
+            .chain(config.map(|(c, label)| (label, c, false)))
         {
-            if !p.exists() {
-                eprintln!(
-                    "wasmgate setup: warning: {flag} {} does not exist; `wasmgate serve` refuses to start \
-                     until it does (create it{})",
-                    crate::terminal::line(&p.display().to_string()),
-                    if flag == "--plugins" {
-                        ", or add a plugin to it with `wasmgate plugin add`"
-                    } else {
-                        ""
-                    }
-                );
-            }
+            let why = match std::fs::metadata(p) {
+                Err(_) => "does not exist",
+                Ok(m) if folder && !m.is_dir() => "is not a folder",
+                Ok(m) if !folder && m.is_dir() => "is a folder, not a YAML file",
+                Ok(_) => continue,
+            };
+            eprintln!(
+                "wasmgate setup: warning: {flag} {} {why}; `wasmgate serve` refuses to start \
+                 until it is fixed{}",
+                crate::terminal::line(&crate::terminal::cut_chars(&p.display().to_string(), 512)),
+                if folder {
+                    " (create the folder, or add a plugin to it with `wasmgate plugin add`)"
+                } else {
+                    ""
+                }
+            );
         }
         if existing == Some(&entry) {
             println!("{}: already set up; nothing changed", file.display());
@@ -481,8 +486,12 @@ pub fn run_import(args: &ImportArgs, target: Option<PathBuf>, json: bool) -> u8 
     // What is printed goes through the redaction of docs/mcp-client.md §4:
     // the servers' secrets (credential-named env and header values, URL
     // query values) and the token shapes; the written file keeps the values the user's
-    // own file had, so the servers still work.
-    secrets.retain(|v| !v.contains("${"));
+    // own file had, so the servers still work. A secret with `${VAR}`s in
+    // it is redacted piece by piece: the references are printed as written.
+    let secrets: Vec<String> = secrets
+        .iter()
+        .flat_map(|v| crate::secret::printed_forms(v))
+        .collect();
     let redactor = crate::secret::Redactor::with_secrets(Vec::new(), secrets);
     let redact = |t: &str| {
         outside_refs(t, &|piece| {
@@ -627,10 +636,7 @@ fn value_secrets(v: &Value) -> Vec<String> {
                     found.push(s.clone());
                 }
                 for f in found {
-                    if let Ok(j) = serde_json::to_string(&f) {
-                        out.push(j[1..j.len() - 1].to_string());
-                    }
-                    out.push(f);
+                    out.extend(crate::secret::printed_forms(&f));
                 }
             }
             Value::Sequence(items) => items.iter().for_each(|i| walk(i, secret, out)),
@@ -714,22 +720,23 @@ fn unexpanded_refs(server: &str, entry: &Value) -> Vec<String> {
 /// stay as written: a reference is no secret, and `--api-key=${KEY}` must
 /// not print as `--api-key=[REDACTED]}`.
 fn outside_refs(t: &str, f: &dyn Fn(&str) -> String) -> String {
+    // Only a `${NAME}` counts (`secret::references`): `${` up to any later
+    // `}` would keep whatever lies between them, secrets of other lines
+    // included, and a `:-default` may itself be a literal secret.
     let mut out = String::with_capacity(t.len());
-    let mut rest = t;
-    while let Some(start) = rest.find("${") {
-        let Some(len) = rest[start..].find('}') else {
-            break;
-        };
-        out.push_str(&f(&rest[..start]));
-        out.push_str(&rest[start..start + len + 1]);
-        rest = &rest[start + len + 1..];
+    let mut at = 0;
+    for r in crate::secret::references(t) {
+        out.push_str(&f(&t[at..r.start]));
+        out.push_str(&t[r.clone()]);
+        at = r.end;
     }
-    out.push_str(&f(rest));
+    out.push_str(&f(&t[at..]));
     out
 }
 
 /// The values of `spec` that `import` must not print: what its `${VAR}`s
-/// stood for, the `env` and `headers` values whose name looks like a
+/// stood for, the argument after a credential flag
+/// ([`crate::secret::credential_args`]), the `env` and `headers` values whose name looks like a
 /// credential ([`crate::secret::is_credential_name`]; for
 /// `Authorization: Bearer t` also `t`), and its URL's query values and
 /// userinfo. An ordinary header (`X-Region: us-east-1`) stays readable.
@@ -737,6 +744,15 @@ fn printed_secrets(spec: &crate::manifest::ServerSpec) -> Vec<String> {
     use crate::manifest::Transport;
     use crate::secret::{is_credential_name, url_secrets};
     let mut out = spec.secrets.clone();
+    // The argument after a credential flag (`[--token, X]`): printed
+    // redacted in the listing, and redacted where a warning quotes it.
+    if let Transport::Stdio { args, .. } = &spec.transport {
+        out.extend(
+            crate::secret::credential_args(args)
+                .into_iter()
+                .map(|i| args[i].clone()),
+        );
+    }
     let mut named = |map: &std::collections::BTreeMap<String, String>| {
         for (k, v) in map {
             if is_credential_name(k) {

@@ -209,11 +209,14 @@ fn run(cli: Cli) -> u8 {
                 .or_else(|| user_config_dir().map(|d| d.join("wasmgate").join("config.yaml"))),
             cli.json,
         ),
-        Command::Setup(args) => agents::run_setup(
-            args,
-            &cli.plugins,
-            named_config(&cli).map(|(p, _)| p).as_deref(),
-        ),
+        Command::Setup(args) => {
+            let config = named_config(&cli);
+            agents::run_setup(
+                args,
+                &cli.plugins,
+                config.as_ref().map(|(p, label)| (p.as_path(), *label)),
+            )
+        }
         Command::Availability { path, host } => match plugin_file_of(path) {
             Ok(file) => availability::run_availability(&file, host.as_deref(), cli.json) as u8,
             Err(why) => {

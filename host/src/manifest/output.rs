@@ -70,8 +70,9 @@ pub enum TransportOut<'a> {
     },
     /// `url`.
     Http {
-        /// Endpoint.
-        url: &'a str,
+        /// Endpoint, shown as [`crate::secret::display_url`] shows it:
+        /// no userinfo, every query value redacted (a signed URL's `sig=`).
+        url: String,
         /// Header names, values redacted.
         headers: BTreeMap<&'a str, &'static str>,
     },
@@ -132,7 +133,7 @@ pub fn server_out(s: &ServerSpec) -> ServerOut<'_> {
             env_passthrough,
         },
         Transport::Http { url, headers } => TransportOut::Http {
-            url,
+            url: crate::secret::display_url(url),
             headers: redacted(headers),
         },
         Transport::AppEndpoint => TransportOut::AppEndpoint,

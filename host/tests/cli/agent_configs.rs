@@ -507,6 +507,15 @@ fn a_broken_toml_file_is_reported_by_position_without_its_text() {
         "[mcp_servers.x]\nurl = \"https://h/mcp\"\nhttp_headers = { Authorization = \"Bearer sk-live-abcdef0123456789\" \n",
     )
     .unwrap();
+    // A broken wasmgate YAML file with such a line keeps its YAML error.
+    let yaml = dir.path().join("broken.yaml");
+    std::fs::write(
+        &yaml,
+        "mcp_servers:\n  a:\n    command: /bin/false\n    env: {API_KEY: \"x\", bad: : :}\n[mcp_servers.x]\n",
+    )
+    .unwrap();
+    let e = errors(&wasmgate::manifest::load_config(&yaml));
+    assert!(e[0].contains("is not valid YAML"), "{e:?}");
     // Under another name too: a `[mcp_servers…]` header says it is TOML,
     // so it is not reported as broken YAML.
     let other = dir.path().join("codex-config");
@@ -682,7 +691,10 @@ fn import_keeps_variable_references_and_redacts_literal_secrets_in_what_it_print
             all.contains("args[7] keeps '${WG_IMPORT_TOKEN}' as written"),
             "{all}"
         );
-        assert!(all.contains("${WG_IMPORT_TOKEN:-none}"), "{all}");
+        // A reference with a default is no bare reference: the default may
+        // be a literal secret (docs/mcp-client.md §4.2).
+        assert!(all.contains("--api-key=[REDACTED]"), "{all}");
+        assert!(!all.contains(":-none"), "{all}");
     }
     // The printed YAML parses: references as written, literals redacted.
     let o = run(&[], &[]);
@@ -742,12 +754,40 @@ fn setup_adds_one_entry_keeps_the_rest_and_undo_removes_exactly_it() {
     assert!(o.status.success(), "{}", text(&o));
     assert!(
         text(&o).contains(&format!(
-            "warning: --plugins {} does not exist; `wasmgate serve` refuses to start until it does",
+            "warning: --plugins {} does not exist; `wasmgate serve` refuses to start until it is fixed",
             plugins.display()
         )),
         "{}",
         text(&o)
     );
+    // A file as --plugins, a folder as $WASMGATE_CONFIG: named by where
+    // they came from.
+    let afile = h.join("afile");
+    std::fs::write(&afile, "x").unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_wasmgate"))
+        .env("HOME", h)
+        .env("XDG_CONFIG_HOME", h.join(".config"))
+        .env_remove("WASMGATE_PLUGINS")
+        .env("WASMGATE_CONFIG", h)
+        .args([
+            "setup",
+            "cursor",
+            "--dry-run",
+            "--plugins",
+            afile.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    for want in [
+        format!("warning: --plugins {} is not a folder", afile.display()),
+        format!(
+            "warning: $WASMGATE_CONFIG {} is a folder, not a YAML file",
+            h.display()
+        ),
+    ] {
+        assert!(text(&o).contains(&want), "{want}: {}", text(&o));
+    }
     std::fs::create_dir_all(&plugins).unwrap();
     let claude = h.join(".claude.json");
     let before = "{\n  \"numStartups\": 3,\n  \"mcpServers\": {\n    \"other\": {\"type\": \"stdio\", \"command\": \"/bin/other\"}\n  },\n  \"zzz\": true\n}\n";
@@ -914,6 +954,48 @@ fn not_offered_names_each_missing_application_in_its_availability_sentence() {
         "{text}"
     );
     assert!(!text.contains("plain"), "{text}");
+}
+
+#[test]
+fn import_redacts_secrets_around_references_across_lines_and_in_their_written_forms() {
+    // Each value holds a marker that must never be printed: next to a
+    // `${VAR}`, as a `:-default`, after an unclosed `${` elsewhere in the
+    // file, on the lines of a multi-line value, behind an escape.
+    let file = r#"{"mcpServers": {
+  "a": {"command": "node", "args": ["price ${5"]},
+  "b": {"command": "node", "env": {"OPENAI_API_KEY": "sk-live-MARK1-abcdef",
+        "API_KEY": "${KEY:-MARK2DEFAULT}", "B_API_KEY": "MARK3PREFIX${SUFFIX}",
+        "PRIVATE_PEM": "-----BEGIN KEY-----\nMIIEpMARK4LINE\n-----END KEY-----",
+        "AUTH_COOKIE": "tab\tMARK5TAB"},
+        "args": ["--api-key=${K:-MARK6DEFAULT}", "--token", "${T}MARK7TAIL"]},
+  "c": {"command": "node", "args": ["}"]},
+  "h": {"url": "https://x.example/mcp", "headers": {"X-Api-Key": "${K}MARK8TAIL",
+        "Authorization": "Bearer ${X}MARK9TAIL"}}
+}}"#;
+    for extra in [&[][..], &["--json"][..], &["--write"][..]] {
+        let home = tempfile::tempdir().unwrap();
+        let src = home.path().join("mcp.json");
+        std::fs::write(&src, file).unwrap();
+        let mut args = vec!["import", src.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let o = wasmgate(&args, home.path());
+        let all = text(&o);
+        assert!(all.contains("[REDACTED]"), "{extra:?}: {all}");
+        for n in 1..=9 {
+            assert!(
+                !all.contains(&format!("MARK{n}")),
+                "{extra:?}: MARK{n}: {all}"
+            );
+        }
+        if extra == ["--write"] {
+            // The file written keeps every value as the source had it.
+            let cfg = home.path().join(".config/wasmgate/config.yaml");
+            let written = std::fs::read_to_string(&cfg).unwrap();
+            for n in 1..=9 {
+                assert!(written.contains(&format!("MARK{n}")), "MARK{n}: {written}");
+            }
+        }
+    }
 }
 
 #[test]

@@ -427,3 +427,29 @@ fn a_huge_server_name_or_variable_name_is_shown_cut_and_redacted() {
         );
     }
 }
+
+#[test]
+fn a_url_query_value_is_redacted_in_what_check_prints() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "plugin.yaml",
+        "name: p\nversion: '1'\nmcp_servers:\n  s:\n    url: \"https://h.example/mcp?sig=QSIG1234&x=1\"\n",
+    );
+    for extra in [&[][..], &["--json"][..]] {
+        let mut args = vec![dir.path().to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let out = check(dir.path(), &args);
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "{all}");
+        assert!(!all.contains("QSIG1234"), "{all}");
+        assert!(
+            all.contains("https://h.example/mcp?sig=[REDACTED]"),
+            "{all}"
+        );
+    }
+}

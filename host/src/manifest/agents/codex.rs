@@ -52,13 +52,21 @@ pub fn looks_like_toml(text: &str) -> bool {
 }
 
 /// Whether `text` has a Codex `[mcp_servers…]` table header on a line of its
-/// own: a file that is no valid YAML is then reported as the TOML it is
-/// meant to be, with the TOML parser's position, not as broken YAML.
+/// own and no YAML `mcp_servers:` key at its top level: a file that is no
+/// valid YAML is then reported as the TOML it is meant to be, with the TOML
+/// parser's position, not as broken YAML (and a broken wasmgate YAML file
+/// keeps its YAML error).
 pub fn has_codex_header(text: &str) -> bool {
-    text.lines().any(|l| {
+    let header = text.lines().any(|l| {
         let l = l.trim_start();
         l.starts_with("[mcp_servers.") || l.starts_with("[mcp_servers]")
-    })
+    });
+    header
+        && !text.lines().any(|l| {
+            ["mcp_servers", "\"mcp_servers\"", "'mcp_servers'"]
+                .iter()
+                .any(|k| l.strip_prefix(k).is_some_and(|r| r.trim_start().starts_with(':')))
+        })
 }
 
 /// `is not valid TOML at line L, column C: <what>` for a parse error at
