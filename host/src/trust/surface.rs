@@ -154,7 +154,10 @@ pub fn server_surface(s: &ServerSpec) -> ServerSurface {
         }
         (Transport::Http { url, headers }, _) => {
             surface.transport = "http".into();
-            surface.url = Some(crate::secret::redact_patterns(url));
+            // As every output shows a URL: no userinfo, no query values
+            // (a signed URL's `sig=`); a change of either still shows
+            // through `values_sha256`.
+            surface.url = Some(crate::secret::redact_patterns(&crate::secret::display_url(url)));
             surface.header_names = headers.keys().cloned().collect();
             feed(url);
             headers.iter().for_each(|(k, v)| {

@@ -718,7 +718,8 @@ fn a_credential_given_as_its_own_argument_is_neither_shown_nor_kept_in_the_lock(
     std::fs::write(
         src.join("plugin.yaml"),
         "name: argsecret\nversion: \"0.1.0\"\nmcp_servers:\n  s:\n    command: /bin/true\n    \
-         args: [--api-key, plainsecret123, --max-tokens, \"4096\"]\n",
+         args: [--api-key, plainsecret123, --max-tokens, \"4096\"]\n  \
+         u:\n    url: \"http://127.0.0.1:9/mcp?sig=urlsecret456&x=1\"\n",
     )
     .unwrap();
     for args in [
@@ -729,6 +730,8 @@ fn a_credential_given_as_its_own_argument_is_neither_shown_nor_kept_in_the_lock(
         assert!(out.status.success(), "{}", text(&out));
         let all = text(&out);
         assert!(!all.contains("plainsecret123"), "{all}");
+        assert!(!all.contains("urlsecret456"), "{all}");
+        assert!(all.contains("mcp?sig=[REDACTED]&x=[REDACTED]"), "{all}");
         assert!(
             all.contains("--api-key '[REDACTED]' --max-tokens 4096"),
             "{all}"
@@ -736,6 +739,7 @@ fn a_credential_given_as_its_own_argument_is_neither_shown_nor_kept_in_the_lock(
     }
     let lock = std::fs::read_to_string(u.lock()).unwrap();
     assert!(!lock.contains("plainsecret123"), "{lock}");
+    assert!(!lock.contains("urlsecret456"), "{lock}");
 }
 
 #[test]
