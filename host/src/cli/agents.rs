@@ -296,31 +296,71 @@ fn write_with_backup(path: &Path, old: Option<&str>, new: &str) -> Result<Option
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
+    // New files get the old file's permissions from their creation on
+    // (an agent's config holds tokens: never readable by others, even for
+    // a moment), and are created new, never through what is already there.
+    let mode = std::fs::metadata(path).ok().map(|m| m.permissions());
     let backup = match old {
         Some(old) => {
             let secs = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs());
-            let b = dir.join(format!("{name}.wasmgate-backup-{secs}"));
-            std::fs::write(&b, old)
-                .map_err(|e| format!("{}: cannot be written: {e}", b.display()))?;
-            if let Ok(meta) = std::fs::metadata(path) {
-                let _ = std::fs::set_permissions(&b, meta.permissions());
+            // A second write in the same second keeps the first backup.
+            let mut written = None;
+            for n in 0..100 {
+                let b = match n {
+                    0 => dir.join(format!("{name}.wasmgate-backup-{secs}")),
+                    n => dir.join(format!("{name}.wasmgate-backup-{secs}-{n}")),
+                };
+                match create_new(&b, old, mode.as_ref()) {
+                    Ok(()) => {
+                        written = Some(b);
+                        break;
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                    Err(e) => return Err(format!("{}: cannot be written: {e}", b.display())),
+                }
             }
-            Some(b)
+            Some(written.ok_or_else(|| {
+                format!("{}: 100 backups of this second exist already", dir.display())
+            })?)
         }
         None => None,
     };
     let tmp = dir.join(format!(".{name}.wasmgate-tmp-{}", std::process::id()));
-    std::fs::write(&tmp, new).map_err(|e| format!("{}: cannot be written: {e}", tmp.display()))?;
-    if let Ok(meta) = std::fs::metadata(path) {
-        let _ = std::fs::set_permissions(&tmp, meta.permissions());
-    }
+    // A stale one of a crashed run with the same process id goes first.
+    let _ = std::fs::remove_file(&tmp);
+    create_new(&tmp, new, mode.as_ref())
+        .map_err(|e| format!("{}: cannot be written: {e}", tmp.display()))?;
     std::fs::rename(&tmp, path).map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
         format!("{}: cannot be replaced: {e}", path.display())
     })?;
     Ok(backup)
+}
+
+/// Writes `text` to `path`, which must not exist yet (not even as a link),
+/// with `permissions` from its creation on where given.
+fn create_new(
+    path: &Path,
+    text: &str,
+    permissions: Option<&std::fs::Permissions>,
+) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut o = std::fs::OpenOptions::new();
+    o.write(true).create_new(true);
+    #[cfg(unix)]
+    if let Some(p) = permissions {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        o.mode(p.mode() & 0o777);
+    }
+    let mut f = o.open(path)?;
+    f.write_all(text.as_bytes())?;
+    // The mode given at creation is cut by the umask: set it exactly.
+    if let Some(p) = permissions {
+        f.set_permissions(p.clone())?;
+    }
+    f.sync_all()
 }
 
 /// Runs `wasmgate setup`; returns the exit code (0 done or nothing to do,

@@ -640,6 +640,51 @@ fn import_prints_the_equivalent_config_and_write_merges_it_with_a_backup() {
 }
 
 #[test]
+fn writes_in_the_same_second_keep_every_backup_with_the_files_permissions() {
+    let home = tempfile::tempdir().unwrap();
+    let cfg = home.path().join(".config/wasmgate/config.yaml");
+    std::fs::create_dir_all(cfg.parent().unwrap()).unwrap();
+    let original = "# mine\nmcp_servers:\n  mine: {command: /bin/mine}\n";
+    std::fs::write(&cfg, original).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&cfg, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    for (i, server) in ["one", "two", "three"].iter().enumerate() {
+        let src = home.path().join(format!("src{i}.json"));
+        std::fs::write(
+            &src,
+            format!(r#"{{"mcpServers": {{"{server}": {{"command": "/bin/{server}"}}}}}}"#),
+        )
+        .unwrap();
+        let o = wasmgate(&["import", src.to_str().unwrap(), "--write"], home.path());
+        assert!(o.status.success(), "{}", text(&o));
+    }
+    let backups: Vec<std::path::PathBuf> = std::fs::read_dir(cfg.parent().unwrap())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().contains("wasmgate-backup"))
+        .collect();
+    // One backup per write, even within one second; the first one holds
+    // the original text.
+    assert_eq!(backups.len(), 3, "{backups:?}");
+    assert!(
+        backups
+            .iter()
+            .any(|b| std::fs::read_to_string(b).unwrap() == original),
+        "{backups:?}"
+    );
+    #[cfg(unix)]
+    for f in backups.iter().chain([&cfg]) {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(f).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{}", f.display());
+    }
+}
+
+#[test]
 fn import_keeps_variable_references_and_redacts_literal_secrets_in_what_it_prints() {
     const FROM_ENV: &str = "s3cr3t-from-the-environment-4242";
     const LITERALS: [&str; 3] = [
