@@ -269,6 +269,28 @@ fn claude_json_finds_the_current_folder_among_thousands_of_projects_and_through_
         },
     );
     assert!(names(&r).contains(&"one"), "{:?}", names(&r));
+    // With no user-scope servers at all it is still Claude Code's file.
+    let only_local = dir.path().join("only-local.json");
+    std::fs::write(
+        &only_local,
+        format!(
+            r#"{{"numStartups": 1, "projects": {{{}: {{"mcpServers": {{"one": {{"command": "/bin/one"}}}}}}}}}}"#,
+            key(&real)
+        ),
+    )
+    .unwrap();
+    let r = load_config_in(
+        &only_local,
+        &ctx,
+        &Places {
+            cwd: Some(real.clone()),
+            home: None,
+            workspace: None,
+            keep_env_vars: false,
+        },
+    );
+    assert!(r.errors.is_empty(), "{:?}", errors(&r));
+    assert_eq!(names(&r), ["one"]);
 }
 
 #[test]

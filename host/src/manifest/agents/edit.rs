@@ -168,7 +168,7 @@ pub fn set_entries(
             yaml_insert(&t, path, entries)?
         }
     };
-    let after = decode(&out, syntax)?;
+    let after = decode(&out, syntax).map_err(edit_not_decoded)?;
     let names: Vec<&str> = entries.iter().map(|(n, _)| *n).collect();
     if entries
         .iter()
@@ -225,7 +225,7 @@ pub fn remove_entry(
         }
         Syntax::Yaml => yaml_remove(text, path, name)?,
     };
-    let after = decode(&out, syntax)?;
+    let after = decode(&out, syntax).map_err(edit_not_decoded)?;
     if normalise(&after, path) != normalise(&without(&before, path, &[name]), path) {
         return Err(
             "the edit would change more than the one entry; nothing was written (edit the file by hand)"
@@ -419,6 +419,16 @@ fn toml_set(text: &str, path: &[&str], entries: &[(&str, &Value)]) -> Result<Str
     Ok(doc.to_string())
 }
 
+/// The error of an edited text that does not decode: the edit's fault
+/// (the file's layout is one wasmgate's text edit does not handle), not
+/// the file's, which decoded before.
+fn edit_not_decoded(e: String) -> String {
+    format!(
+        "wasmgate cannot edit this file's layout (the edited text would not decode: {e}); \
+         nothing was written (edit the file by hand)"
+    )
+}
+
 /// The lines of `text` with their byte-free indent and whether they hold
 /// content (not blank, not only a comment).
 fn indent_of(l: &str) -> usize {
@@ -453,7 +463,12 @@ fn yaml_block(lines: &[&str], path: &[&str]) -> Result<Option<(usize, usize, usi
             return Ok(None);
         };
         let after = lines[i].split_once(':').map_or("", |(_, r)| r.trim());
-        let after = after.split(" #").next().unwrap_or("").trim();
+        // `key: # note` heads a block like `key:`.
+        let after = if after.starts_with('#') {
+            ""
+        } else {
+            after.split(" #").next().unwrap_or("").trim()
+        };
         if !(after.is_empty() || after == "{}" || after == "~" || after == "null") {
             return Err(format!(
                 "{} is written inline; wasmgate edits only a block mapping there (edit the file by hand)",
@@ -503,8 +518,12 @@ fn yaml_insert(text: &str, path: &[&str], entries: &[(&str, &Value)]) -> Result<
             if from > 0 {
                 // `key: {}` / `key:` → `key:` heading a block.
                 let h = from - 1;
-                if let Some((k, _)) = out[h].split_once(':') {
-                    out[h] = format!("{k}:");
+                if let Some((k, rest)) = out[h].split_once(':') {
+                    let rest = rest.trim();
+                    // `key:` and `key: # note` already head a block.
+                    if !(rest.is_empty() || rest.starts_with('#')) {
+                        out[h] = format!("{k}:");
+                    }
                 }
             }
             out.splice(at..at, lines_of(indent)?);
@@ -534,9 +553,16 @@ fn yaml_insert(text: &str, path: &[&str], entries: &[(&str, &Value)]) -> Result<
             out.extend(lines_of(2 * rest.len())?);
         }
     }
-    let mut s = out.join("\n");
-    s.push('\n');
+    let eol = line_end(text);
+    let mut s = out.join(eol);
+    s.push_str(eol);
     Ok(s)
+}
+
+/// The line ending of `text`: `\r\n` when it uses it, else `\n` (an edit
+/// keeps a Windows file's line endings).
+fn line_end(text: &str) -> &'static str {
+    if text.contains("\r\n") { "\r\n" } else { "\n" }
 }
 
 fn yaml_remove(text: &str, path: &[&str], name: &str) -> Result<String, String> {
@@ -559,8 +585,9 @@ fn yaml_remove(text: &str, path: &[&str], name: &str) -> Result<String, String> 
         .map_or(start + 1, |j| j + 1);
     let mut out: Vec<&str> = lines.clone();
     out.drain(start..end);
-    let mut s = out.join("\n");
-    s.push('\n');
+    let eol = line_end(text);
+    let mut s = out.join(eol);
+    s.push_str(eol);
     Ok(s)
 }
 
@@ -721,5 +748,29 @@ mod tests {
         all.push(all[0]);
         let e = set_entries("", Syntax::Yaml, &["mcp_servers"], &all).unwrap_err();
         assert_eq!(e, "the entry s0 is given twice");
+    }
+
+    #[test]
+    fn yaml_edits_keep_crlf_take_a_commented_header_and_blame_themselves() {
+        let text = "# mine\r\nmcp_servers:\r\n  a: {command: x}\r\nafter: 1\r\n";
+        let out = set_entry(text, Syntax::Yaml, &["mcp_servers"], "wasmgate", &entry()).unwrap();
+        assert!(!out.replace("\r\n", "").contains('\n'), "{out:?}");
+        let back = remove_entry(&out, Syntax::Yaml, &["mcp_servers"], "wasmgate").unwrap();
+        assert_eq!(back, text);
+        // `key: # note` heads a block.
+        let text = "mcp_servers: # mine\n  a: {command: x}\n";
+        let out = set_entry(text, Syntax::Yaml, &["mcp_servers"], "wasmgate", &entry()).unwrap();
+        assert!(out.starts_with(text), "{out}");
+        // A layout the text edit cannot handle (a one-line flow mapping):
+        // refused as the edit's failure, not as a broken file.
+        let e = set_entry(
+            "{\"mcp_servers\": {\"a\": {\"command\": \"x\"}}}\n",
+            Syntax::Yaml,
+            &["mcp_servers"],
+            "wasmgate",
+            &entry(),
+        )
+        .unwrap_err();
+        assert!(e.contains("cannot edit this file's layout"), "{e}");
     }
 }

@@ -108,6 +108,14 @@ pub fn decode(top: &Mapping, ctx: &ManifestContext, places: &Places) -> Decoded 
     b.finish(Format::McpServers)
 }
 
+/// Whether `top` is a `~/.claude.json` whose servers are all in its local
+/// scopes (`projects.<folder>.mcpServers`), with no user-scope
+/// `mcpServers`: still Claude Code's file.
+pub fn has_project_servers(top: &Mapping) -> bool {
+    matches!(top.get("projects"), Some(Value::Mapping(projects))
+        if projects.values().any(|p| p.get("mcpServers").is_some()))
+}
+
 /// The current folder, to find its `projects.<folder>` key: equal as
 /// written, or the same folder once both are canonical. The folder is
 /// canonicalized once; a key only when its last component is the

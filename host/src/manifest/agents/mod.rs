@@ -262,7 +262,7 @@ pub fn decode_config(
     if top.contains_key("mcp_servers") || top.contains_key("plugins") {
         return Ok(wasmgate(value));
     }
-    if top.contains_key("mcpServers") {
+    if top.contains_key("mcpServers") || mcpjson::has_project_servers(top) {
         return Ok(mcpjson::decode(top, ctx, places));
     }
     // VS Code's files are JSON; a YAML `servers:` is more likely a typo of
