@@ -229,7 +229,8 @@ fn serve_args(agent: Agent, plugins: &[PathBuf], config: Option<&Path>) -> Vec<S
     a
 }
 
-/// Reads a file to edit (absent: empty), bounded like a config file.
+/// Reads a file to edit (absent: empty), bounded like a config file
+/// ([`crate::manifest::load::MAX_CONFIG_BYTES`]).
 fn read_text(path: &Path) -> Result<Option<String>, String> {
     match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -237,10 +238,10 @@ fn read_text(path: &Path) -> Result<Option<String>, String> {
         Ok(m) if !m.is_file() => {
             return Err("is not a regular file (a link or a folder is not edited)".into());
         }
-        Ok(m) if m.len() > crate::manifest::load::MAX_MANIFEST_BYTES => {
+        Ok(m) if m.len() > crate::manifest::load::MAX_CONFIG_BYTES => {
             return Err(format!(
                 "is larger than {} bytes",
-                crate::manifest::load::MAX_MANIFEST_BYTES
+                crate::manifest::load::MAX_CONFIG_BYTES
             ));
         }
         Ok(_) => {}
@@ -261,7 +262,7 @@ fn read_text(path: &Path) -> Result<Option<String>, String> {
     let bytes = crate::manifest::files::read_plugin_file(
         dir,
         Path::new(name),
-        crate::manifest::load::MAX_MANIFEST_BYTES,
+        crate::manifest::load::MAX_CONFIG_BYTES,
     )
     .map_err(|e| match e {
         crate::manifest::files::PluginFileError::NotFound => "cannot be read: not found".into(),

@@ -16,6 +16,12 @@ use crate::document::{Mapping, Value};
 
 /// Largest manifest or config file read, in bytes (4 MiB).
 pub const MAX_MANIFEST_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Largest config file read, in bytes (64 MiB): wasmgate's own `--config`
+/// and the agents' files that `--config`, `import` and `setup` read. The
+/// user's own files, not a plugin's, and an agent's may be large (Claude
+/// Code keeps its history per project in `~/.claude.json`).
+pub const MAX_CONFIG_BYTES: u64 = 64 * 1024 * 1024;
 /// Largest SKILL.md read, in bytes (1 MiB).
 pub const MAX_SKILL_BYTES: u64 = 1024 * 1024;
 
@@ -378,7 +384,7 @@ pub fn load_config_in(
         }],
         ..ServersResult::default()
     };
-    let text = match read_bounded(path, MAX_MANIFEST_BYTES) {
+    let text = match read_bounded(path, MAX_CONFIG_BYTES) {
         Ok(t) => t,
         Err(m) => return fail(m),
     };

@@ -755,14 +755,26 @@ pub fn server_from_value(
         }),
     };
     let timeout = seconds("timeout", DEFAULT_TIMEOUT, &mut errs);
-    let mut connect_timeout = seconds("connect_timeout", DEFAULT_CONNECT_TIMEOUT, &mut errs);
+    // A number past the limit is named against the limit, even one too
+    // large for a duration (`1e300`), as written.
+    let over = get("connect_timeout")
+        .filter(|v| {
+            v.as_f64().is_some_and(|f| {
+                f > MAX_CONNECT_TIMEOUT.as_secs_f64() && Duration::try_from_secs_f64(f).is_err()
+            })
+        })
+        .and_then(scalar_text);
+    let mut connect_timeout = match over {
+        Some(_) => Duration::MAX,
+        None => seconds("connect_timeout", DEFAULT_CONNECT_TIMEOUT, &mut errs),
+    };
     if connect_timeout > MAX_CONNECT_TIMEOUT {
         errs.push(err(
             "connect_timeout",
             format!(
                 "is {} s, more than the limit of {} s (ten minutes); a server needs far less \
                  to start and answer initialize",
-                connect_timeout.as_secs_f64(),
+                over.unwrap_or_else(|| connect_timeout.as_secs_f64().to_string()),
                 MAX_CONNECT_TIMEOUT.as_secs()
             ),
         ));

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use wasmgate::cli::check::{EXIT_INVALID, EXIT_USAGE, EXIT_VALID, report, run_check};
 use wasmgate::document::Value;
-use wasmgate::manifest::load::{MAX_MANIFEST_BYTES, MAX_SKILL_BYTES};
+use wasmgate::manifest::load::{MAX_CONFIG_BYTES, MAX_MANIFEST_BYTES, MAX_SKILL_BYTES};
 use wasmgate::manifest::{
     ManifestContext, ManifestResult, SamplingLogLevel, SkillSource, Transport, load_config,
     load_plugin_json, load_plugin_yaml, manifest_from_value, merge_servers,
@@ -316,6 +316,15 @@ fn server_schema_rules() {
         (
             "{command: x, timeout: '99999999999999999999999'}",
             Some("timeout is out of range (at most 18446744073709551615 seconds)"),
+        ),
+        // Past the limit, however far: named against the limit.
+        (
+            "{command: x, connect_timeout: 1e300}",
+            Some("connect_timeout is 1e300 s, more than the limit of 600 s"),
+        ),
+        (
+            "{command: x, connect_timeout: 601}",
+            Some("connect_timeout is 601 s, more than the limit of 600 s"),
         ),
         (
             "{command: x, max_result_bytes: '99999999999999999999999'}",
@@ -987,23 +996,24 @@ fn manifest_and_config_files_are_read_up_to_their_bound() {
         errors(&r)
     );
 
-    // A config file has the same bound.
+    // A config file (the user's own, or an agent's such as a large
+    // ~/.claude.json) has its own, larger bound.
     let config = "mcp_servers:\n  s: {command: x}\n";
-    let at_cap = write(dir.path(), "cap.yaml", &padded(config, MAX_MANIFEST_BYTES));
+    let at_cap = write(dir.path(), "cap.yaml", &padded(config, MAX_CONFIG_BYTES));
     let r = load_config(&at_cap);
     assert!(r.errors.is_empty(), "{:?}", r.errors);
     assert_eq!(r.servers.len(), 1);
     let over = write(
         dir.path(),
         "over.yaml",
-        &padded(config, MAX_MANIFEST_BYTES + 1),
+        &padded(config, MAX_CONFIG_BYTES + 1),
     );
     let r = load_config(&over);
     assert!(r.servers.is_empty());
     assert!(
         r.errors[0]
             .message
-            .contains(&format!("is larger than {MAX_MANIFEST_BYTES} bytes")),
+            .contains(&format!("is larger than {MAX_CONFIG_BYTES} bytes")),
         "{:?}",
         r.errors
     );
