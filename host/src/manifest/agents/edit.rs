@@ -497,7 +497,27 @@ fn yaml_entry_lines(name: &str, entry: &Value, indent: usize) -> Result<Vec<Stri
     Ok(text.lines().map(|l| format!("{pad}{l}")).collect())
 }
 
+/// `edit` applied to `text` without its byte order mark, which is put
+/// back in front (the line matching must not see it).
+fn without_bom(
+    text: &str,
+    edit: impl FnOnce(&str) -> Result<String, String>,
+) -> Result<String, String> {
+    match text.strip_prefix('\u{feff}') {
+        Some(rest) => edit(rest).map(|t| format!("\u{feff}{t}")),
+        None => edit(text),
+    }
+}
+
 fn yaml_insert(text: &str, path: &[&str], entries: &[(&str, &Value)]) -> Result<String, String> {
+    without_bom(text, |text| yaml_insert_lines(text, path, entries))
+}
+
+fn yaml_insert_lines(
+    text: &str,
+    path: &[&str],
+    entries: &[(&str, &Value)],
+) -> Result<String, String> {
     let lines_of = |indent: usize| -> Result<Vec<String>, String> {
         let mut all = Vec::new();
         for (name, entry) in entries {
@@ -566,6 +586,10 @@ fn line_end(text: &str) -> &'static str {
 }
 
 fn yaml_remove(text: &str, path: &[&str], name: &str) -> Result<String, String> {
+    without_bom(text, |text| yaml_remove_lines(text, path, name))
+}
+
+fn yaml_remove_lines(text: &str, path: &[&str], name: &str) -> Result<String, String> {
     let lines: Vec<&str> = text.lines().collect();
     let Some((from, to, indent)) = yaml_block(&lines, path)? else {
         return Err(format!("has no {}", path.join(".")));
@@ -757,6 +781,14 @@ mod tests {
         assert!(!out.replace("\r\n", "").contains('\n'), "{out:?}");
         let back = remove_entry(&out, Syntax::Yaml, &["mcp_servers"], "wasmgate").unwrap();
         assert_eq!(back, text);
+        // A byte order mark stays in front and does not hide the key.
+        let text = "\u{feff}mcp_servers:\n  a: {command: x}\n";
+        let out = set_entry(text, Syntax::Yaml, &["mcp_servers"], "wasmgate", &entry()).unwrap();
+        assert!(out.starts_with(text), "{out:?}");
+        assert_eq!(
+            remove_entry(&out, Syntax::Yaml, &["mcp_servers"], "wasmgate").unwrap(),
+            text
+        );
         // `key: # note` heads a block.
         let text = "mcp_servers: # mine\n  a: {command: x}\n";
         let out = set_entry(text, Syntax::Yaml, &["mcp_servers"], "wasmgate", &entry()).unwrap();
