@@ -391,6 +391,9 @@ struct Literals {
 /// not once per text).
 #[derive(Debug)]
 struct Finder {
+    /// The same values for a quick first look (memchr and SIMD
+    /// prefilters): most texts hold none of them, and those cost no walk.
+    first: aho_corasick::AhoCorasick,
     nfa: aho_corasick::nfa::contiguous::NFA,
     longest: std::sync::Mutex<std::collections::HashMap<aho_corasick::automaton::StateID, usize>>,
 }
@@ -426,14 +429,13 @@ impl Literals {
             return text.to_string();
         }
         let finder = self.finder.get_or_init(|| {
-            aho_corasick::nfa::contiguous::NFA::new(&self.values)
-                .ok()
-                .map(|nfa| {
-                    std::sync::Arc::new(Finder {
-                        nfa,
-                        longest: std::sync::Mutex::default(),
-                    })
-                })
+            let first = aho_corasick::AhoCorasick::new(&self.values).ok()?;
+            let nfa = aho_corasick::nfa::contiguous::NFA::new(&self.values).ok()?;
+            Some(std::sync::Arc::new(Finder {
+                first,
+                nfa,
+                longest: std::sync::Mutex::default(),
+            }))
         });
         let start = finder
             .as_ref()
@@ -450,6 +452,8 @@ impl Literals {
             return out;
         };
         let nfa = &finder.nfa;
+        let root = sid;
+        let longest_value = self.values[0].len();
         // The shared table when no other text is being walked with it
         // (then a table of this walk's own: redaction never waits).
         let mut own = std::collections::HashMap::new();
@@ -460,8 +464,23 @@ impl Literals {
         };
         // Disjoint stretches in order; each new one absorbs those it overlaps.
         let mut stretches: Vec<(usize, usize)> = Vec::new();
-        for (i, &byte) in text.as_bytes().iter().enumerate() {
-            sid = nfa.next_state(Anchored::No, sid, byte);
+        let bytes = text.as_bytes();
+        let (mut i, mut known_end) = (0, 0);
+        while i < bytes.len() {
+            // At the root no value is part-way matched, so every match
+            // to come starts here or later: the quick search finds the
+            // first of them to end, and no match starts earlier than the
+            // longest value's length before that end. Skip to there (most
+            // texts hold no value at all and cost only the quick search).
+            if sid == root && i >= known_end {
+                let Some(m) = finder.first.find(aho_corasick::Input::new(text).range(i..)) else {
+                    break;
+                };
+                known_end = m.end();
+                i = i.max(m.end().saturating_sub(longest_value));
+            }
+            sid = nfa.next_state(Anchored::No, sid, bytes[i]);
+            i += 1;
             if !nfa.is_special(sid) || !nfa.is_match(sid) {
                 continue;
             }
@@ -471,7 +490,7 @@ impl Literals {
                     .max()
                     .unwrap_or(0)
             });
-            let end = i + 1;
+            let end = i;
             let mut start = end - len.min(end);
             while let Some(&(s, e)) = stretches.last() {
                 if e <= start {
@@ -606,6 +625,12 @@ mod tests {
         assert_eq!(r.redact_secrets("xabcdefz"), "[REDACTED]z");
         assert_eq!(r.redact_secrets("abcdefwxyz"), "[REDACTED][REDACTED]");
         assert_eq!(r.redact_secrets("nothing here"), "nothing here");
+        // A value that starts before the first one to end, far into a text.
+        let r2 = Redactor::new(["abcdefgh".to_string(), "cdef".to_string()]);
+        assert_eq!(
+            r2.redact_secrets("0123456789abcdefghyy cdef"),
+            format!("0123456789{REDACTED}yy {REDACTED}")
+        );
         assert_eq!(r.redact_literals("abc"), "abc");
         let values: Vec<String> = (0..5000).map(|i| format!("secret-value-{i:05}")).collect();
         let r = Redactor::with_secrets(Vec::new(), values.clone());
@@ -621,6 +646,68 @@ mod tests {
         let r = Redactor::new((4..1500).map(|k| "a".repeat(k)));
         let text = format!("x {} y", "a".repeat(200_000));
         assert_eq!(r.redact_secrets(&text), format!("x {REDACTED} y"));
+    }
+
+    #[test]
+    fn literal_redaction_equals_the_union_of_every_occurrence() {
+        // Against a brute force over small random texts and values: every
+        // occurrence of every value found, overlapping ones joined.
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for _ in 0..3000 {
+            let word = |len: u64, next: &mut dyn FnMut(u64) -> u64| -> String {
+                // `x` appears in no value, so the walk often returns to
+                // the root and skips ahead.
+                (0..len)
+                    .map(|_| ["a", "b", "é", "x", "x"][next(5) as usize])
+                    .collect()
+            };
+            let values: Vec<String> = (0..1 + next(4))
+                .map(|_| {
+                    let l = 4 + next(4);
+                    word(l, &mut next).replace('x', "a")
+                })
+                .collect();
+            let text = {
+                let l = next(160);
+                word(l, &mut next)
+            };
+            let mut spans: Vec<(usize, usize)> = Vec::new();
+            for v in &values {
+                for (at, _) in text.match_indices(v.as_str()) {
+                    spans.push((at, at + v.len()));
+                }
+                // Overlapping occurrences of one value too.
+                let mut from = 0;
+                while let Some(at) = text.get(from..).and_then(|t| t.find(v.as_str())) {
+                    spans.push((from + at, from + at + v.len()));
+                    from += at + text[from + at..].chars().next().map_or(1, char::len_utf8);
+                }
+            }
+            spans.sort();
+            let mut joined: Vec<(usize, usize)> = Vec::new();
+            for (s, e) in spans {
+                match joined.last_mut() {
+                    Some(last) if s < last.1 => last.1 = last.1.max(e),
+                    _ => joined.push((s, e)),
+                }
+            }
+            let mut want = String::new();
+            let mut at = 0;
+            for (s, e) in joined {
+                want.push_str(&text[at..s]);
+                want.push_str(REDACTED);
+                at = e;
+            }
+            want.push_str(&text[at..]);
+            let r = Redactor::new(values.clone());
+            assert_eq!(r.redact_secrets(&text), want, "{values:?} in {text:?}");
+        }
     }
 
     #[test]
