@@ -300,7 +300,13 @@ fn write_with_backup(path: &Path, old: Option<&str>, new: &str) -> Result<Option
     // New files get the old file's permissions from their creation on
     // (an agent's config holds tokens: never readable by others, even for
     // a moment), and are created new, never through what is already there.
+    // A file that is new gets 0600: it will hold the servers' secrets.
     let mode = std::fs::metadata(path).ok().map(|m| m.permissions());
+    #[cfg(unix)]
+    let mode = mode.or_else(|| {
+        use std::os::unix::fs::PermissionsExt;
+        Some(std::fs::Permissions::from_mode(0o600))
+    });
     let backup = match old {
         Some(old) => {
             let secs = std::time::SystemTime::now()
@@ -534,11 +540,12 @@ pub fn run_import(args: &ImportArgs, target: Option<PathBuf>, json: bool) -> u8 
         .flat_map(|v| crate::secret::printed_forms(v))
         .collect();
     let redactor = crate::secret::Redactor::with_secrets(Vec::new(), secrets);
-    let redact = |t: &str| {
-        outside_refs(t, &|piece| {
-            crate::secret::redact_patterns(&redactor.redact_secrets(piece))
-        })
-    };
+    // A `${NAME}` is no secret and is printed as written: the redactor's
+    // values are the literal pieces around references (`printed_forms`),
+    // and the patterns keep a value that is exactly a reference. The text
+    // is redacted whole, so a pattern sees its context (`"Authorization":
+    // "Bearer ${NAME}"` is advice, not a token).
+    let redact = |t: &str| crate::secret::redact_patterns(&redactor.redact_secrets(t));
     let shown = redact_value(&Value::Mapping(out.clone()), &redact);
     let warnings: Vec<String> = decoded
         .warnings
@@ -754,24 +761,6 @@ fn unexpanded_refs(server: &str, entry: &Value) -> Vec<String> {
             }
         }
     }
-    out
-}
-
-/// `t` with `f` applied to the text between its `${…}` references, which
-/// stay as written: a reference is no secret, and `--api-key=${KEY}` must
-/// not print as `--api-key=[REDACTED]}`.
-fn outside_refs(t: &str, f: &dyn Fn(&str) -> String) -> String {
-    // Only a `${NAME}` counts (`secret::references`): `${` up to any later
-    // `}` would keep whatever lies between them, secrets of other lines
-    // included, and a `:-default` may itself be a literal secret.
-    let mut out = String::with_capacity(t.len());
-    let mut at = 0;
-    for r in crate::secret::references(t) {
-        out.push_str(&f(&t[at..r.start]));
-        out.push_str(&t[r.clone()]);
-        at = r.end;
-    }
-    out.push_str(&f(&t[at..]));
     out
 }
 

@@ -761,7 +761,15 @@ fn import_keeps_variable_references_and_redacts_literal_secrets_in_what_it_print
         // A reference with a default is no bare reference: the default may
         // be a literal secret (docs/mcp-client.md §4.2).
         assert!(all.contains("--api-key=[REDACTED]"), "{all}");
-        assert!(!all.contains(":-none"), "{all}");
+        assert!(
+            !all.contains(":-none") && !all.contains("[REDACTED]}"),
+            "{all}"
+        );
+        // The advice for a `${VAR}` in a URL is shown as written.
+        assert!(
+            all.contains(r#"send the secret in headers ("Authorization": "Bearer ${NAME}")"#),
+            "{all}"
+        );
     }
     // The printed YAML parses: references as written, literals redacted.
     let o = run(&[], &[]);
@@ -1055,9 +1063,16 @@ fn import_redacts_secrets_around_references_across_lines_and_in_their_written_fo
             );
         }
         if extra == ["--write"] {
-            // The file written keeps every value as the source had it.
+            // The file written keeps every value as the source had it, and
+            // a new one is the user's alone.
             let cfg = home.path().join(".config/wasmgate/config.yaml");
             let written = std::fs::read_to_string(&cfg).unwrap();
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                let mode = std::fs::metadata(&cfg).unwrap().permissions().mode() & 0o777;
+                assert_eq!(mode, 0o600);
+            }
             for n in 1..=9 {
                 assert!(written.contains(&format!("MARK{n}")), "MARK{n}: {written}");
             }
