@@ -297,10 +297,10 @@ fn write_with_backup(path: &Path, old: Option<&str>, new: &str) -> Result<Option
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    // New files get the old file's permissions from their creation on
-    // (an agent's config holds tokens: never readable by others, even for
-    // a moment), and are created new, never through what is already there.
-    // A file that is new gets 0600: it will hold the servers' secrets.
+    // The backup and the temporary file get the old file's permissions
+    // from their creation on, 0600 where there is no old file (an agent's
+    // config holds tokens: never readable by others, even for a moment),
+    // and are created new, never through what is already there.
     let mode = std::fs::metadata(path).ok().map(|m| m.permissions());
     #[cfg(unix)]
     let mode = mode.or_else(|| {
