@@ -436,3 +436,69 @@ fn a_connect_timeout_over_ten_minutes_is_refused_with_field_and_value() {
         "{p:?}"
     );
 }
+
+/// README's `status` and `call` example ("The command line") is what runs:
+/// its `config.yaml` is `tests/fixtures/config.yaml`, and from that folder
+/// both commands print what README shows (but the first line, this
+/// machine's OS family and GPU class).
+#[test]
+fn the_readmes_status_and_call_example_is_what_runs() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("../README.md")).unwrap();
+    let after = |text: &'static str, from: usize| -> (usize, usize) {
+        let at = readme[from..].find(text).map(|i| from + i + text.len());
+        let at = at.unwrap_or_else(|| panic!("README has no {text:?} after byte {from}"));
+        let end = at + readme[at..].find("```").expect("a closing fence");
+        (at, end)
+    };
+    let intro = readme
+        .find("and this `config.yaml`, run from")
+        .expect("README's example of status and call");
+    let (c0, c1) = after("```yaml\n", intro);
+    let fixtures = root.join("tests/fixtures");
+    assert_eq!(
+        &readme[c0..c1],
+        std::fs::read_to_string(fixtures.join("config.yaml")).unwrap(),
+        "README's config.yaml and tests/fixtures/config.yaml differ"
+    );
+    let (o0, o1) = after("```\n", c1 + 3);
+    let shown = &readme[o0..o1];
+    let (status, call) = shown
+        .split_once("\n$ wasmgate call mcp_media_mixed --config config.yaml\n")
+        .expect("README shows the call");
+    let status = status
+        .strip_prefix("$ wasmgate status --config config.yaml\n")
+        .expect("README shows the status");
+    let home = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_wasmgate"))
+            .current_dir(&fixtures)
+            .env_remove("WASMGATE_PLUGINS")
+            .env_remove("WASMGATE_CONFIG")
+            .env("WASMGATE_CACHE", "")
+            .env("HOME", home.path())
+            .env("XDG_CONFIG_HOME", home.path().join("xdg"))
+            .args(args)
+            .output()
+            .expect("wasmgate runs");
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "{args:?}: {stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout
+    };
+    let got = run(&["status", "--config", "config.yaml"]);
+    let rest = |t: &str| {
+        t.split_once('\n')
+            .map(|(_, r)| r.to_string())
+            .unwrap_or_default()
+    };
+    assert_eq!(rest(&got), rest(status), "status differs from README");
+    assert_eq!(
+        run(&["call", "mcp_media_mixed", "--config", "config.yaml"]),
+        call,
+        "call differs from README"
+    );
+}
