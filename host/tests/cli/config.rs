@@ -452,7 +452,7 @@ fn the_readmes_status_and_call_example_is_what_runs() {
         (at, end)
     };
     let intro = readme
-        .find("and this `config.yaml`, run from")
+        .find("and this `config.yaml`")
         .expect("README's example of status and call");
     let (c0, c1) = after("```yaml\n", intro);
     let fixtures = root.join("tests/fixtures");
