@@ -226,11 +226,15 @@ pub fn redact_patterns(text: &str) -> String {
     // makes it a value like any other. The value patterns take a `${…}`
     // whole, so a tail after its `}` is part of the value.
     let reference = |value: &str| {
-        static REFERENCE: LazyLock<Regex> = LazyLock::new(|| {
-            Regex::new(r"^(?i:(?:bearer|basic)\s+)?\$\{(?:env:)?[A-Za-z_][A-Za-z0-9_]*\}$")
-                .expect("reference pattern")
+        let value = value.trim_end();
+        // After an optional scheme word and its white space.
+        let after_scheme = ["bearer", "basic"].iter().find_map(|scheme| {
+            let head = value.get(..scheme.len())?;
+            let rest = value[scheme.len()..].trim_start();
+            (head.eq_ignore_ascii_case(scheme) && rest.len() < value.len() - scheme.len())
+                .then_some(rest)
         });
-        REFERENCE.is_match(value.trim_end())
+        is_reference(after_scheme.unwrap_or(value))
     };
     let t = AUTHORIZATION.replace_all(text, |c: &regex::Captures<'_>| {
         if reference(&c[2]) {
