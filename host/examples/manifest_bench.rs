@@ -9,8 +9,13 @@
 //!   memory, nothing kept — the floor under any decoder built on it;
 //! - `parser + yaml_serde's event loader`: the same with `yaml_serde`
 //!   loading every event (`IgnoredAny`: nothing built);
-//! - `decode`: the file's text into the manifest document (`yaml_serde`'s
-//!   parser, `wasmgate`'s document);
+//! - `decode through yaml_serde's loader (before)`: the file's text into
+//!   the manifest document with `yaml_serde` driving the document's
+//!   `Deserialize` (how the pipeline decoded until 2026-12-05, and still
+//!   does for what the fast decode hands over);
+//! - `decode`: what the pipeline does — read, the depth check, and
+//!   libyaml's events straight into the document
+//!   (`host/src/manifest/yaml_events.rs`);
 //! - `load + validate`: `load_plugin_yaml` — read, decode, validate every
 //!   server entry and declaration (what `wasmgate check` does);
 //! - `evaluate`: `availability()` of every parsed declaration;
@@ -128,6 +133,10 @@ fn main() -> anyhow::Result<()> {
 
     let runs = 15;
     let decode = time(runs, || {
+        wasmgate::manifest::load::decode_yaml(&std::fs::read_to_string(&path).unwrap()).unwrap()
+    });
+    // The decode before libyaml's events went straight into the document.
+    let decode_serde = time(runs, || {
         yaml_serde::from_str::<wasmgate::document::Value>(&std::fs::read_to_string(&path).unwrap())
             .unwrap()
     });
@@ -181,7 +190,8 @@ fn main() -> anyhow::Result<()> {
     for (label, (med, min)) in [
         ("parser alone (libyaml's events)", events),
         ("parser + yaml_serde's event loader (`IgnoredAny`)", loader),
-        ("decode (into the document)", decode),
+        ("decode through yaml_serde's loader (before)", decode_serde),
+        ("decode (libyaml's events into the document)", decode),
         ("load + validate", load),
         ("evaluate (availability)", evaluate),
         ("end to end", end_to_end),

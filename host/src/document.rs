@@ -10,9 +10,11 @@
 //! (`docs/performance.md`, "Manifest pipeline"): a mapping keeps its
 //! entries in file order in one vector — manifests' mappings have a few
 //! keys each, found faster by a scan than by hashing — and only a large
-//! mapping (a manifest's `mcp_servers`) keeps a hash index beside them. Decoding builds it in one pass from the parser
-//! (`yaml_serde` and `serde_json` drive its [`Deserialize`]), with no
-//! intermediate value; a duplicate key is refused as `yaml_serde` refuses
+//! mapping (a manifest's `mcp_servers`) keeps a hash index beside them.
+//! Decoding builds it in one pass from the parser, with no intermediate
+//! value: YAML from libyaml's events (`crate::manifest` `yaml_events`),
+//! and where that decode hands over, `yaml_serde` and `serde_json` drive
+//! its [`Deserialize`]; a duplicate key is refused as `yaml_serde` refuses
 //! it, with the same message.
 
 use serde::de::{self, Deserialize, Deserializer, EnumAccess, MapAccess, SeqAccess, VariantAccess};
@@ -308,7 +310,7 @@ impl Mapping {
 
     /// Appends a key known not to be there, keeping the index (when there
     /// is one) up to date, so building a large mapping stays linear.
-    fn push_new(&mut self, key: Value, value: Value) {
+    pub(crate) fn push_new(&mut self, key: Value, value: Value) {
         if let Some(ix) = &mut self.index {
             ix.add(&key, self.entries.len());
         }

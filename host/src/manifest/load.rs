@@ -84,6 +84,12 @@ pub const MAX_QUOTED_INTEGERS: usize = 64;
 
 /// Decodes YAML text; `Err` is the message (with line and column).
 ///
+/// libyaml's events go straight into the document (`yaml_events`, about
+/// a quarter faster, `docs/performance.md`); whatever that decode does not
+/// build alike — errors, anchors, aliases, tags, the numbers below — is
+/// decoded by `yaml_serde` over the same parser, so results and messages
+/// are `yaml_serde`'s either way.
+///
 /// An integer outside 64 bits (`args: [99999999999999999999999]`) is valid
 /// YAML that yaml_serde cannot hold; rather than lose the whole file (and
 /// with it every good server, `docs/mcp-client.md` §1), it is quoted where
@@ -100,6 +106,11 @@ pub const MAX_QUOTED_INTEGERS: usize = 64;
 /// before the parser sees it (the parser is quadratic in the depth).
 pub fn decode_yaml(text: &str) -> Result<Value, String> {
     super::depth::check_depth(text, super::depth::MAX_DEPTH)?;
+    // The fast decode answers for what it builds alike; anything else
+    // (errors included) is yaml_serde's, in its words.
+    if let Some(v) = super::yaml_events::decode(text) {
+        return Ok(v);
+    }
     let mut text = std::borrow::Cow::Borrowed(text);
     let mut quoted = 0;
     loop {

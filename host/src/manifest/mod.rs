@@ -11,6 +11,7 @@ mod num;
 pub mod output;
 pub mod plugins;
 pub mod sampling;
+mod yaml_events;
 pub mod schema;
 pub mod server;
 

@@ -16,16 +16,17 @@ fn s(v: impl Into<String>) -> Value {
     Value::String(v.into())
 }
 
+/// A mapping of distinct fixed keys (no lookups while it is built).
 fn map<const N: usize>(entries: [(&str, Value); N]) -> Value {
-    let mut m = Mapping::new();
+    let mut m = Mapping::with_capacity(N);
     for (k, v) in entries {
-        m.insert(s(k), v);
+        m.push_new(s(k), v);
     }
     Value::Mapping(m)
 }
 
 fn pairs(p: Vec<wit::Pair>) -> Value {
-    let mut m = Mapping::new();
+    let mut m = Mapping::with_capacity(p.len());
     for wit::Pair { key, value } in p {
         m.insert(s(key), s(value));
     }
@@ -102,27 +103,28 @@ fn presence(p: wit::Presence) -> Value {
 }
 
 fn server(srv: wit::McpServer, problems: &mut Vec<String>) -> Value {
-    let mut m = Mapping::new();
+    // Each key below is set at most once: appended, not looked up.
+    let mut m = Mapping::with_capacity(8);
     match srv.transport {
         wit::Transport::Stdio(st) => {
-            m.insert(s("command"), s(st.command));
-            m.insert(s("args"), strings(st.args));
-            m.insert(s("env"), pairs(st.env));
-            m.insert(s("env_passthrough"), strings(st.env_passthrough));
+            m.push_new(s("command"), s(st.command));
+            m.push_new(s("args"), strings(st.args));
+            m.push_new(s("env"), pairs(st.env));
+            m.push_new(s("env_passthrough"), strings(st.env_passthrough));
         }
         wit::Transport::Http(h) => {
-            m.insert(s("url"), s(h.url));
-            m.insert(s("headers"), pairs(h.headers));
+            m.push_new(s("url"), s(h.url));
+            m.push_new(s("headers"), pairs(h.headers));
         }
         wit::Transport::AppEndpoint => {
-            m.insert(s("app_endpoint"), Value::Bool(true));
+            m.push_new(s("app_endpoint"), Value::Bool(true));
         }
     }
     if let Some(t) = srv.timeout_seconds {
-        m.insert(s("timeout"), Value::Number(u64::from(t).into()));
+        m.push_new(s("timeout"), Value::Number(u64::from(t).into()));
     }
     if let Some(t) = srv.connect_timeout_seconds {
-        m.insert(s("connect_timeout"), Value::Number(u64::from(t).into()));
+        m.push_new(s("connect_timeout"), Value::Number(u64::from(t).into()));
     }
     if !srv.app.is_empty() {
         // A mapping cannot hold one OS family twice: the first block is
@@ -137,7 +139,7 @@ fn server(srv: wit::McpServer, problems: &mut Vec<String>) -> Value {
                 ));
                 continue;
             }
-            app.insert(
+            app.push_new(
                 s(key),
                 map([
                     ("presence", presence(def.presence)),
@@ -150,18 +152,18 @@ fn server(srv: wit::McpServer, problems: &mut Vec<String>) -> Value {
                 ]),
             );
         }
-        m.insert(s("app"), Value::Mapping(app));
+        m.push_new(s("app"), Value::Mapping(app));
     }
     if let Some(r) = srv.requires {
-        let mut req = Mapping::new();
-        req.insert(s("app"), Value::Bool(r.app));
+        let mut req = Mapping::with_capacity(3);
+        req.push_new(s("app"), Value::Bool(r.app));
         if let Some(v) = r.min_version {
-            req.insert(s("min_version"), s(v));
+            req.push_new(s("min_version"), s(v));
         }
         if let Some(wit::GpuVendor::Nvidia) = r.gpu {
-            req.insert(s("gpu"), s("nvidia"));
+            req.push_new(s("gpu"), s("nvidia"));
         }
-        m.insert(s("requires"), Value::Mapping(req));
+        m.push_new(s("requires"), Value::Mapping(req));
     }
     Value::Mapping(m)
 }
@@ -171,15 +173,15 @@ fn server(srv: wit::McpServer, problems: &mut Vec<String>) -> Value {
 /// in the returned list of problems, since a mapping cannot hold both.
 pub(crate) fn manifest_to_value(m: wit::Manifest) -> (Value, Vec<String>) {
     let mut problems = Vec::new();
-    let mut servers = Mapping::new();
+    let mut servers = Mapping::with_capacity(m.servers.len());
     for srv in m.servers {
-        let name = srv.name.clone();
-        if servers.contains_key(name.as_str()) {
-            problems.push(format!("mcp_servers: duplicate server name '{name}'"));
+        if servers.contains_key(srv.name.as_str()) {
+            problems.push(format!("mcp_servers: duplicate server name '{}'", srv.name));
             continue;
         }
+        let name = srv.name.clone();
         let v = server(srv, &mut problems);
-        servers.insert(s(name), v);
+        servers.push_new(s(name), v);
     }
     let skills = m
         .skills
