@@ -120,7 +120,7 @@ pub fn parse_skill(name: &str, text: &str) -> Result<Skill, SkillError> {
     let fm: yaml_serde::Value = if yaml.trim().is_empty() {
         yaml_serde::Value::Null
     } else {
-        crate::manifest::depth::check_depth(yaml, crate::manifest::depth::MAX_DEPTH)
+        crate::manifest::depth::check_yaml_depth(yaml, crate::manifest::depth::MAX_DEPTH)
             .map_err(|e| bad(format!("front matter {e}")))?;
         yaml_serde::from_str(yaml).map_err(|e| bad(e.to_string()))?
     };

@@ -137,6 +137,18 @@ pub fn check_depth(text: &str, max: usize) -> Result<(), String> {
     Ok(())
 }
 
+/// [`check_depth`] for a YAML text that is then decoded other than by
+/// `manifest::load::decode_yaml` (skill front matter, a simulated host's
+/// `host.yaml`), and the real depth on the parser's events after it: the
+/// scan guesses at quotes, comments and line breaks, and where it guesses
+/// wrong, deep nesting must still not reach the decode (which takes time
+/// quadratic in the depth). `decode_yaml` counts the same way as it
+/// decodes.
+pub(crate) fn check_yaml_depth(text: &str, max: usize) -> Result<(), String> {
+    check_depth(text, max)?;
+    super::yaml_events::nesting(text, max).map_err(|line| too_deep(line, max))
+}
+
 /// The bytes the walk stops at outside quotes.
 const SIGNIFICANT: [bool; 256] = {
     let mut t = [false; 256];
@@ -149,7 +161,8 @@ const SIGNIFICANT: [bool; 256] = {
     t
 };
 
-fn too_deep(line: usize, max: usize) -> String {
+/// The message for text nested deeper than `max` at `line` (1-based).
+pub(crate) fn too_deep(line: usize, max: usize) -> String {
     format!(
         "is nested deeper than {max} levels (at line {line}); wasmgate reads at most {max} levels of YAML or JSON"
     )

@@ -94,7 +94,8 @@ pub const MAX_QUOTED_INTEGERS: usize = 64;
 /// YAML that yaml_serde cannot hold; rather than lose the whole file (and
 /// with it every good server, `docs/mcp-client.md` §1), it is quoted where
 /// it stands and the text parsed again, at most [`MAX_QUOTED_INTEGERS`]
-/// times. The validator then sees a string: accepted where a scalar is
+/// times (the fast decode makes such an integer that string at once, up to
+/// the same count, where the quoting would). The validator then sees a string: accepted where a scalar is
 /// stringified (`args`, `env`), "out of range" in a numeric field, for that
 /// server only. An integer that cannot be quoted in place (behind an alias
 /// or a tag) stays a whole-file error naming its field path.
@@ -103,14 +104,28 @@ pub const MAX_QUOTED_INTEGERS: usize = 64;
 /// requires unique keys); the message names the key and its lines.
 ///
 /// Text nested deeper than [`super::depth::MAX_DEPTH`] levels is refused
-/// before the parser sees it (the parser is quadratic in the depth).
+/// before the parser sees it (the parser is quadratic in the depth), and,
+/// where that text scan guesses wrong, when the parser's events pass it
+/// (the same message).
 pub fn decode_yaml(text: &str) -> Result<Value, String> {
+    use super::yaml_events::Decoded;
+    // A byte-order mark, as some Windows editors save one: not content
+    // (yaml_serde took it for the start of a second document).
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     super::depth::check_depth(text, super::depth::MAX_DEPTH)?;
-    // The fast decode answers for what it builds alike; anything else
-    // (errors included) is yaml_serde's, in its words.
-    if let Some(v) = super::yaml_events::decode(text) {
-        return Ok(v);
+    // The fast decode answers for what it builds alike and counts the
+    // real depth on the parser's events; anything else (errors included)
+    // is yaml_serde's, in its words.
+    match super::yaml_events::decode(text, super::depth::MAX_DEPTH) {
+        Decoded::Value(v) => Ok(v),
+        Decoded::TooDeep { line } => Err(super::depth::too_deep(line, super::depth::MAX_DEPTH)),
+        Decoded::HandOver => decode_with_yaml_serde(text),
     }
+}
+
+/// [`decode_yaml`]'s decode for what `yaml_events` hands over: `yaml_serde`
+/// with the out-of-range integers quoted one by one (the rule above).
+pub(super) fn decode_with_yaml_serde(text: &str) -> Result<Value, String> {
     let mut text = std::borrow::Cow::Borrowed(text);
     let mut quoted = 0;
     loop {
@@ -199,6 +214,9 @@ fn duplicate_key(raw: &str, text: &str) -> Option<String> {
         (_, _, None) => Some((1, 1)),
         _ => None,
     };
+    // yaml_serde says "with null key" for a null key and "in YAML map" for
+    // a key that is a list or a mapping.
+    let collection_key = raw.contains("duplicate entry in YAML map");
     let key = c.name("key").map_or("null", |k| k.as_str());
     // A string key is printed with Rust's {:?}; plain keys are what we scan for.
     let bare = key
@@ -223,13 +241,17 @@ fn duplicate_key(raw: &str, text: &str) -> Option<String> {
         None => String::new(),
     };
     // The key is the file's own text: shown bounded and redacted.
-    let key = crate::validation::echo_name(key);
+    let the_key = if collection_key {
+        "the same list or mapping as a key".to_string()
+    } else {
+        format!("the key {}", crate::validation::echo_name(key))
+    };
     let mapping = crate::terminal::cut_chars(
         &crate::secret::redact_patterns(&mapping),
         crate::declaration::parse::PATH_MAX_CHARS,
     );
     Some(format!(
-        "is not valid YAML: {mapping} has the key {key} more than once{at}; the keys of a mapping must be unique"
+        "is not valid YAML: {mapping} has {the_key} more than once{at}; the keys of a mapping must be unique"
     ))
 }
 
@@ -945,6 +967,13 @@ mod tests {
             "{e}"
         );
         // A flow mapping: the line and column where it starts.
+        let e = decode_yaml("? [1]\n: a\n? [1]\n: b\n").unwrap_err();
+        assert!(
+            e.contains("has the same list or mapping as a key more than once"),
+            "{e}"
+        );
+        let v = decode_yaml("\u{feff}name: p\nversion: 1.0.0\n").unwrap();
+        assert_eq!(v.get("version"), Some(&Value::String("1.0.0".into())));
         let e = decode_yaml("x:\n  y: {k: 1, k: 2}\n").unwrap_err();
         assert!(
             e.contains("the mapping x.y has the key \"k\" more than once (in the mapping at line 2 column 6)"),

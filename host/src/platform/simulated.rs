@@ -216,7 +216,7 @@ impl SimulatedHost {
         .map_err(|e| SimulatedHostError(format!("{where_}: {e}")))?;
         let text = String::from_utf8(bytes)
             .map_err(|_| SimulatedHostError(format!("{where_}: is not UTF-8 text")))?;
-        crate::manifest::depth::check_depth(&text, crate::manifest::depth::MAX_DEPTH)
+        crate::manifest::depth::check_yaml_depth(&text, crate::manifest::depth::MAX_DEPTH)
             .map_err(|e| SimulatedHostError(format!("{where_}: {e}")))?;
         let y: HostYaml = yaml_serde::from_str(&text)
             .map_err(|e| SimulatedHostError(format!("{where_}: {e}")))?;

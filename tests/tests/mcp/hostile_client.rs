@@ -632,6 +632,70 @@ fn deeply_nested_yaml_and_json_are_refused_early_with_file_and_line() {
     );
 }
 
+/// Nesting that the text scan before the parser misjudges (a lone CR
+/// ends libyaml's line but not the scan's, so a `#` hides the rest; a quote
+/// inside a plain scalar opens nothing in YAML) is refused when the
+/// parser's events pass 64 levels, and the parse stops there: 200,000
+/// levels through the old path took hours.
+#[test]
+fn nesting_hidden_from_the_text_scan_is_refused_on_the_parsers_events() {
+    let dir = tempfile::tempdir().unwrap();
+    let deep = format!("{}1{}", "[".repeat(200_000), "]".repeat(200_000));
+    let plugin = dir.path().join("p");
+    std::fs::create_dir(&plugin).unwrap();
+    let yaml = plugin.join("plugin.yaml");
+    std::fs::write(&yaml, format!("name: p\nversion: 1.0.0\nx: [ #\r{deep}]\n")).unwrap();
+    let mut cmd = Command::new(wasmgate_bin());
+    cmd.arg("check").arg(&yaml);
+    let out = run_bounded(cmd, 120);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!out.status.success(), "{text}");
+    // libyaml counts the lone CR as a line break.
+    assert!(
+        text.contains("nested deeper than 64 levels (at line 4)"),
+        "{text}"
+    );
+    assert!(text.contains(&yaml.display().to_string()), "{text}");
+    let config = dir.path().join("config.yaml");
+    std::fs::write(
+        &config,
+        format!("mcp_servers:\n  a: x 'y\n  b: {deep}\n  c: z'\n"),
+    )
+    .unwrap();
+    let (out, err, _) = wasmgate(&config, &["status"]);
+    let text = format!("{out}{err}");
+    assert!(
+        text.contains("nested deeper than 64 levels (at line 3)"),
+        "{text}"
+    );
+    assert!(text.contains("config.yaml"), "{text}");
+    let host = dir.path().join("host");
+    std::fs::create_dir(&host).unwrap();
+    std::fs::write(
+        host.join("host.yaml"),
+        format!("os: linux\nx: [ #\r{deep}]\n"),
+    )
+    .unwrap();
+    std::fs::write(&yaml, "name: p\nversion: 1.0.0\n").unwrap();
+    let mut cmd = Command::new(wasmgate_bin());
+    cmd.arg("availability").arg(&yaml).arg("--host").arg(&host);
+    let out = run_bounded(cmd, 120);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("host.yaml"), "{text}");
+    assert!(
+        text.contains("nested deeper than 64 levels (at line 3)"),
+        "{text}"
+    );
+}
+
 #[test]
 fn a_401_challenge_echoing_the_token_is_redacted_in_the_log() {
     use std::io::{Read, Write};
