@@ -434,6 +434,20 @@ fn windows_names_of_the_env_allowlist_are_case_sensitive_on_linux() {
 
 // ---- the CLI: terminal output, logs, processes, input depth ----
 
+/// `wasmgate ARGS…` run as [`run_bounded`]: whether it succeeded, and its
+/// stdout and stderr together.
+fn run_text(args: &[&std::ffi::OsStr], secs: u64) -> (bool, String) {
+    let mut cmd = Command::new(wasmgate_bin());
+    cmd.args(args);
+    let out = run_bounded(cmd, secs);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
 fn run_bounded(mut cmd: Command, secs: u64) -> std::process::Output {
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -587,15 +601,8 @@ fn deeply_nested_yaml_and_json_are_refused_early_with_file_and_line() {
     let json = dir.path().join("plugin.json");
     std::fs::write(&json, format!("{{\"name\": \"p\",\n\"x\": {deep}}}")).unwrap();
     for (file, line) in [(&yaml, 3), (&json, 2)] {
-        let mut cmd = Command::new(wasmgate_bin());
-        cmd.arg("check").arg(file);
-        let out = run_bounded(cmd, 120);
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(!out.status.success(), "{text}");
+        let (ok, text) = run_text(&["check".as_ref(), file.as_os_str()], 120);
+        assert!(!ok, "{text}");
         assert!(
             text.contains(&format!("nested deeper than 64 levels (at line {line})")),
             "{text}"
@@ -617,13 +624,14 @@ fn deeply_nested_yaml_and_json_are_refused_early_with_file_and_line() {
     std::fs::create_dir(&host).unwrap();
     std::fs::write(host.join("host.yaml"), format!("os: linux\nx: {deep}\n")).unwrap();
     std::fs::write(&yaml, "name: p\nversion: 1.0.0\n").unwrap();
-    let mut cmd = Command::new(wasmgate_bin());
-    cmd.arg("availability").arg(&yaml).arg("--host").arg(&host);
-    let out = run_bounded(cmd, 120);
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    let (_, text) = run_text(
+        &[
+            "availability".as_ref(),
+            yaml.as_os_str(),
+            "--host".as_ref(),
+            host.as_os_str(),
+        ],
+        120,
     );
     assert!(text.contains("host.yaml"), "{text}");
     assert!(
@@ -645,15 +653,8 @@ fn nesting_hidden_from_the_text_scan_is_refused_on_the_parsers_events() {
     std::fs::create_dir(&plugin).unwrap();
     let yaml = plugin.join("plugin.yaml");
     std::fs::write(&yaml, format!("name: p\nversion: 1.0.0\nx: [ #\r{deep}]\n")).unwrap();
-    let mut cmd = Command::new(wasmgate_bin());
-    cmd.arg("check").arg(&yaml);
-    let out = run_bounded(cmd, 120);
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(!out.status.success(), "{text}");
+    let (ok, text) = run_text(&["check".as_ref(), yaml.as_os_str()], 120);
+    assert!(!ok, "{text}");
     // libyaml counts the lone CR as a line break.
     assert!(
         text.contains("nested deeper than 64 levels (at line 4)"),
@@ -681,13 +682,14 @@ fn nesting_hidden_from_the_text_scan_is_refused_on_the_parsers_events() {
     )
     .unwrap();
     std::fs::write(&yaml, "name: p\nversion: 1.0.0\n").unwrap();
-    let mut cmd = Command::new(wasmgate_bin());
-    cmd.arg("availability").arg(&yaml).arg("--host").arg(&host);
-    let out = run_bounded(cmd, 120);
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+    let (_, text) = run_text(
+        &[
+            "availability".as_ref(),
+            yaml.as_os_str(),
+            "--host".as_ref(),
+            host.as_os_str(),
+        ],
+        120,
     );
     assert!(text.contains("host.yaml"), "{text}");
     assert!(
