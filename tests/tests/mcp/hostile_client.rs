@@ -620,9 +620,16 @@ fn deeply_nested_yaml_and_json_are_refused_early_with_file_and_line() {
     );
     assert!(text.contains("config.yaml"), "{text}");
     // A simulated host's host.yaml.
-    let host = dir.path().join("host");
+    host_yaml_is_too_deep(dir.path(), &format!("os: linux\nx: {deep}\n"), 2);
+}
+
+/// `wasmgate availability` with a simulated host whose `host.yaml` is
+/// `text` names that file and `line`.
+fn host_yaml_is_too_deep(dir: &std::path::Path, text: &str, line: usize) {
+    let host = dir.join("host");
     std::fs::create_dir(&host).unwrap();
-    std::fs::write(host.join("host.yaml"), format!("os: linux\nx: {deep}\n")).unwrap();
+    std::fs::write(host.join("host.yaml"), text).unwrap();
+    let yaml = dir.join("plugin.yaml");
     std::fs::write(&yaml, "name: p\nversion: 1.0.0\n").unwrap();
     let (_, text) = run_text(
         &[
@@ -635,7 +642,7 @@ fn deeply_nested_yaml_and_json_are_refused_early_with_file_and_line() {
     );
     assert!(text.contains("host.yaml"), "{text}");
     assert!(
-        text.contains("nested deeper than 64 levels (at line 2)"),
+        text.contains(&format!("nested deeper than 64 levels (at line {line})")),
         "{text}"
     );
 }
@@ -674,28 +681,7 @@ fn nesting_hidden_from_the_text_scan_is_refused_on_the_parsers_events() {
         "{text}"
     );
     assert!(text.contains("config.yaml"), "{text}");
-    let host = dir.path().join("host");
-    std::fs::create_dir(&host).unwrap();
-    std::fs::write(
-        host.join("host.yaml"),
-        format!("os: linux\nx: [ #\r{deep}]\n"),
-    )
-    .unwrap();
-    std::fs::write(&yaml, "name: p\nversion: 1.0.0\n").unwrap();
-    let (_, text) = run_text(
-        &[
-            "availability".as_ref(),
-            yaml.as_os_str(),
-            "--host".as_ref(),
-            host.as_os_str(),
-        ],
-        120,
-    );
-    assert!(text.contains("host.yaml"), "{text}");
-    assert!(
-        text.contains("nested deeper than 64 levels (at line 3)"),
-        "{text}"
-    );
+    host_yaml_is_too_deep(dir.path(), &format!("os: linux\nx: [ #\r{deep}]\n"), 3);
 }
 
 #[test]
