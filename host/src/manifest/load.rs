@@ -94,8 +94,12 @@ pub const MAX_QUOTED_INTEGERS: usize = 64;
 /// YAML that yaml_serde cannot hold; rather than lose the whole file (and
 /// with it every good server, `docs/mcp-client.md` §1), it is quoted where
 /// it stands and the text parsed again, at most [`MAX_QUOTED_INTEGERS`]
-/// times (the fast decode makes such an integer that string at once, up to
-/// the same count, where the quoting would). The validator then sees a string: accepted where a scalar is
+/// times. The fast decode makes such an integer that string at once, up to
+/// the same count, where the quoting would; when it hands the text over,
+/// it names the integers the loop would quote first (where their order is
+/// certain), and they are quoted in one go, so a file with more of them, or
+/// with them and a form the fast decode does not build, costs one parse
+/// more rather than one per integer. The validator then sees a string: accepted where a scalar is
 /// stringified (`args`, `env`), "out of range" in a numeric field, for that
 /// server only. An integer that cannot be quoted in place (behind an alias
 /// or a tag) stays a whole-file error naming its field path.
@@ -119,15 +123,33 @@ pub fn decode_yaml(text: &str) -> Result<Value, String> {
     match super::yaml_events::decode(text, super::depth::MAX_DEPTH) {
         Decoded::Value(v) => Ok(v),
         Decoded::TooDeep { line } => Err(super::depth::too_deep(line, super::depth::MAX_DEPTH)),
-        Decoded::HandOver => decode_with_yaml_serde(text),
+        Decoded::HandOver { quote } => decode_with_yaml_serde(text, &quote),
     }
 }
 
 /// [`decode_yaml`]'s decode for what `yaml_events` hands over: `yaml_serde`
-/// with the out-of-range integers quoted one by one (the rule above).
-pub(super) fn decode_with_yaml_serde(text: &str) -> Result<Value, String> {
-    let mut text = std::borrow::Cow::Borrowed(text);
+/// with the out-of-range integers quoted one by one (the rule above),
+/// after those at the byte offsets `first` (the ones the loop would quote
+/// first, in its order) are quoted at once.
+pub(super) fn decode_with_yaml_serde(text: &str, first: &[usize]) -> Result<Value, String> {
     let mut quoted = 0;
+    let mut text = std::borrow::Cow::Borrowed(text);
+    // From the last to the first, so each offset still points at its
+    // integer; all or none.
+    if !first.is_empty() && first.len() <= MAX_QUOTED_INTEGERS {
+        let mut pre = text.to_string();
+        let all = first.iter().rev().all(|&at| match quote_integer_at(&pre, at) {
+            Some(t) => {
+                pre = t;
+                true
+            }
+            None => false,
+        });
+        if all {
+            text = std::borrow::Cow::Owned(pre);
+            quoted = first.len();
+        }
+    }
     loop {
         let e = match yaml_serde::from_str::<Value>(&text) {
             Ok(v) => return Ok(v),

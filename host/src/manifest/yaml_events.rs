@@ -31,7 +31,13 @@ pub(crate) enum Decoded {
     /// Decode with `yaml_serde`: a parse error (its words), or a form this
     /// decode does not build. The whole text was parsed and nests no
     /// deeper than the limit (up to the error, where there is one).
-    HandOver,
+    /// `quote`: byte offsets of the plain integers past 64 bits that
+    /// `decode_yaml`'s quoting would quote first, in that order (at most
+    /// [`MAX_QUOTED_INTEGERS`]; empty where the order is not certain: an
+    /// alias, an anchor or tag, a hex/octal/binary scalar, such an integer
+    /// as a key, a parse error, more than one document), so they are
+    /// quoted at once instead of by one parse each.
+    HandOver { quote: Vec<usize> },
 }
 
 /// `text` as one document nested at most `max_depth` collections deep.
@@ -42,8 +48,9 @@ pub(crate) enum Decoded {
 /// wrong must not let deep nesting reach `yaml_serde`'s parse (which takes
 /// time quadratic in the depth).
 pub(crate) fn decode(text: &str, max_depth: usize) -> Decoded {
+    let unsure = || Decoded::HandOver { quote: Vec::new() };
     let Some(mut events) = Events::new(text) else {
-        return Decoded::HandOver;
+        return unsure();
     };
     let mut depth = 0usize;
     let mut documents = 0usize;
@@ -52,11 +59,19 @@ pub(crate) fn decode(text: &str, max_depth: usize) -> Decoded {
     let mut building = true;
     let mut stack: Vec<Open> = Vec::new();
     let mut root: Option<Value> = None;
-    let mut out_of_range = 0usize;
+    // Kept in every mode: for each open collection, `None` for a
+    // sequence, for a mapping whether it waits for a key (so a scalar's
+    // place is known).
+    let mut keys: Vec<Option<bool>> = Vec::new();
+    // Plain integers past 64 bits (not keys), by byte offset, and whether
+    // anything makes the quoting's order uncertain.
+    let mut out_of_range: Vec<usize> = Vec::new();
+    let mut uncertain = false;
     loop {
-        let Some((event, line)) = events.next() else {
-            return Decoded::HandOver;
+        let Some((event, line, at)) = events.next() else {
+            return unsure();
         };
+        let is_key = keys.last() == Some(&Some(true));
         let node = match event {
             Event::StreamStart | Event::DocumentEnd => continue,
             Event::StreamEnd => break,
@@ -70,17 +85,23 @@ pub(crate) fn decode(text: &str, max_depth: usize) -> Decoded {
                 if depth > max_depth {
                     return Decoded::TooDeep { line };
                 }
+                uncertain |= !ordinary;
                 building &= ordinary;
+                let mapping = matches!(event, Event::MappingStart { .. });
+                keys.push(mapping.then_some(true));
                 if building {
-                    stack.push(match event {
-                        Event::SequenceStart { .. } => Open::Sequence(Vec::new()),
-                        _ => Open::Mapping(Mapping::new(), None),
+                    stack.push(if mapping {
+                        Open::Mapping(Mapping::new(), None)
+                    } else {
+                        Open::Sequence(Vec::new())
                     });
                 }
                 continue;
             }
             Event::SequenceEnd | Event::MappingEnd => {
                 depth = depth.saturating_sub(1);
+                keys.pop();
+                turn(&mut keys);
                 if !building {
                     continue;
                 }
@@ -96,26 +117,43 @@ pub(crate) fn decode(text: &str, max_depth: usize) -> Decoded {
             Event::Scalar {
                 value: Some(value),
                 plain,
-            } if building => match if plain { self::plain(value) } else { Plain::Value(Value::String(value)) } {
-                Plain::Value(v) => v,
-                // What decode_yaml's quoting makes of it, without a
-                // parse per integer; past its limit, yaml_serde words
-                // the error.
-                // (yaml_serde names no place for a key, so a key is not
-                // quoted: a whole-file error, in its words.)
-                Plain::OutOfRange(text)
-                    if out_of_range < MAX_QUOTED_INTEGERS
-                        && !matches!(stack.last(), Some(Open::Mapping(_, None))) =>
-                {
-                    out_of_range += 1;
-                    Value::String(text)
+            } => {
+                turn(&mut keys);
+                let resolved = if plain {
+                    self::plain(value)
+                } else {
+                    Plain::Value(Value::String(value))
+                };
+                match resolved {
+                    Plain::Value(v) if building => v,
+                    Plain::Value(_) => continue,
+                    // What decode_yaml's quoting makes of it, without a
+                    // parse per integer; past its limit, yaml_serde words
+                    // the error. A key is yaml_serde's to decide (it does
+                    // not always name a place for one).
+                    Plain::OutOfRange(text) if !is_key => {
+                        out_of_range.push(at);
+                        if building && out_of_range.len() <= MAX_QUOTED_INTEGERS {
+                            Value::String(text)
+                        } else {
+                            building = false;
+                            continue;
+                        }
+                    }
+                    Plain::OutOfRange(_) | Plain::Prefixed => {
+                        uncertain = true;
+                        building = false;
+                        continue;
+                    }
+                    Plain::HandOver => {
+                        building = false;
+                        continue;
+                    }
                 }
-                Plain::OutOfRange(_) | Plain::HandOver => {
-                    building = false;
-                    continue;
-                }
-            },
-            Event::Scalar { .. } | Event::Other => {
+            }
+            Event::Scalar { value: None, .. } | Event::Other => {
+                turn(&mut keys);
+                uncertain = true;
                 building = false;
                 continue;
             }
@@ -129,7 +167,21 @@ pub(crate) fn decode(text: &str, max_depth: usize) -> Decoded {
     }
     match root {
         Some(v) if building && documents == 1 && stack.is_empty() => Decoded::Value(v),
-        _ => Decoded::HandOver,
+        _ if uncertain || documents != 1 => unsure(),
+        _ => {
+            out_of_range.truncate(MAX_QUOTED_INTEGERS);
+            Decoded::HandOver {
+                quote: out_of_range,
+            }
+        }
+    }
+}
+
+/// A node of the innermost collection is complete: in a mapping, a key is
+/// followed by its value and a value by the next key.
+fn turn(keys: &mut [Option<bool>]) {
+    if let Some(Some(k)) = keys.last_mut() {
+        *k = !*k;
     }
 }
 
@@ -142,7 +194,7 @@ pub(crate) fn nesting(text: &str, max_depth: usize) -> Result<(), usize> {
         return Ok(());
     };
     let mut depth = 0usize;
-    while let Some((event, line)) = events.next() {
+    while let Some((event, line, _)) = events.next() {
         match event {
             Event::SequenceStart { .. } | Event::MappingStart { .. } => {
                 depth += 1;
@@ -198,7 +250,11 @@ enum Plain {
     /// An integer past 64 bits that fits 128 (its text): `yaml_serde`
     /// refuses it and `decode_yaml` quotes it, so it becomes this string.
     OutOfRange(String),
-    /// For `yaml_serde` to decide.
+    /// Hex, octal or binary: for `yaml_serde` to decide (and, past 64
+    /// bits, for `decode_yaml` to quote).
+    Prefixed,
+    /// For `yaml_serde` to decide (`.inf`, `.nan`, `1e400`, past 128 bits;
+    /// none of them an error).
     HandOver,
 }
 
@@ -227,9 +283,10 @@ fn plain(v: String) -> Plain {
         None => v.as_str(),
     };
     let magnitude = unpositive.strip_prefix('-').unwrap_or(unpositive);
-    if ["0x", "0o", "0b"].iter().any(|p| magnitude.starts_with(p))
-        || magnitude.starts_with('.') && magnitude[1..].starts_with(['i', 'I', 'n', 'N'])
-    {
+    if ["0x", "0o", "0b"].iter().any(|p| magnitude.starts_with(p)) {
+        return Plain::Prefixed;
+    }
+    if magnitude.starts_with('.') && magnitude[1..].starts_with(['i', 'I', 'n', 'N']) {
         return Plain::HandOver;
     }
     // Leading zeros before digits only: a string in YAML 1.2.
@@ -319,8 +376,9 @@ impl<'t> Events<'t> {
         })
     }
 
-    /// The next event and its 1-based line; `None` on a parse error.
-    fn next(&mut self) -> Option<(Event, usize)> {
+    /// The next event, its 1-based line and its byte offset; `None` on a
+    /// parse error.
+    fn next(&mut self) -> Option<(Event, usize, usize)> {
         let p = self.parser.as_mut_ptr();
         let mut raw = MaybeUninit::<sys::yaml_event_t>::uninit();
         let e = raw.as_mut_ptr();
@@ -371,8 +429,9 @@ impl<'t> Events<'t> {
                 _ => Event::Other,
             };
             let line = usize::try_from(event.start_mark.line).map_or(usize::MAX, |l| l.saturating_add(1));
+            let at = usize::try_from(event.start_mark.index).unwrap_or(usize::MAX);
             sys::yaml_event_delete(e);
-            Some((out, line))
+            Some((out, line, at))
         }
     }
 }
@@ -394,7 +453,7 @@ mod tests {
         match decode(text, 64) {
             Decoded::Value(v) => Some(v),
             Decoded::TooDeep { line } => panic!("{text:?}: too deep at line {line}"),
-            Decoded::HandOver => None,
+            Decoded::HandOver { .. } => None,
         }
     }
 
@@ -402,7 +461,7 @@ mod tests {
     /// quoting of integers past 64 bits): equal whenever it answers.
     fn same(text: &str) -> bool {
         let fast = fast(text);
-        let slow = crate::manifest::load::decode_with_yaml_serde(text);
+        let slow = crate::manifest::load::decode_with_yaml_serde(text, &[]);
         match (&fast, &slow) {
             (Some(f), Ok(s)) => {
                 assert_eq!(f, s, "{text:?}");
@@ -576,6 +635,54 @@ mod tests {
         assert!(fast(&over).is_none());
         let e = crate::manifest::load::decode_yaml(&over).unwrap_err();
         assert!(e.contains("is out of range"), "{e}");
+    }
+
+    /// What is handed over with integers past 64 bits decodes as the loop
+    /// that quotes them one parse at a time decodes it: the same value or
+    /// the same message, with those integers quoted at once.
+    #[test]
+    fn handed_over_texts_with_integers_past_64_bits_decode_as_the_loop_does() {
+        let big = "99999999999999999999999";
+        let ints = |n: usize| format!("- {big}\n").repeat(n);
+        let cases = [
+            // One more than the loop quotes: its message, naming the 65th.
+            format!("a:\n{}", ints(MAX_QUOTED_INTEGERS + 1)),
+            format!("a: [{big}]\nb:\n{}", ints(MAX_QUOTED_INTEGERS + 3)),
+            // Handed over for another reason.
+            format!("a:\n{}b: .inf\n", ints(MAX_QUOTED_INTEGERS)),
+            format!("a:\n{}b: 1e400\n", ints(3)),
+            format!("a: [{big}, {big}]\nb: 1\nb: 2\n"),
+            format!("a: [{big}, {{k: 1, k: 2}}, {big}]\n"),
+            // The order is not certain: the loop alone.
+            format!("a: &x {big}\nb: *x\nc: [{big}]\n"),
+            format!("a: [{big}, 0x{big}]\nb: .nan\n"),
+            format!("a: !!str {big}\nb: [{big}]\n"),
+            format!("{big}: 1\nb: [{big}]\nc: .inf\n"),
+            format!("a: [{big}, ]]\n"),
+            format!("--- [{big}]\n--- 1\n"),
+        ];
+        for text in &cases {
+            let quote = match decode(text, 64) {
+                Decoded::HandOver { quote } => quote,
+                _ => panic!("{text:?} not handed over"),
+            };
+            let at_once = crate::manifest::load::decode_with_yaml_serde(text, &quote);
+            let one_by_one = crate::manifest::load::decode_with_yaml_serde(text, &[]);
+            assert_eq!(at_once, one_by_one, "{text:?}");
+        }
+        // The first three are quoted at once (no parse each).
+        for text in &cases[..3] {
+            assert!(
+                matches!(decode(text, 64), Decoded::HandOver { quote } if quote.len() == MAX_QUOTED_INTEGERS),
+                "{text:?}"
+            );
+        }
+        for text in &cases[6..] {
+            assert!(
+                matches!(decode(text, 64), Decoded::HandOver { quote } if quote.is_empty()),
+                "{text:?}"
+            );
+        }
     }
 
     #[test]
