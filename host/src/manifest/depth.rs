@@ -6,10 +6,15 @@
 //! linear scan, and refused before any parser sees it when it nests deeper
 //! than [`MAX_DEPTH`].
 //!
-//! The scan over-estimates rather than misses: a level is a flow bracket
-//! (`[`, `{`) outside quotes and comments, a block indentation step, or a
-//! compact `- ` / `? ` entry. Block scalars (`|`, `>`) and quoted scalars are
-//! skipped. Real files nest fewer than 15 levels.
+//! A level is a flow bracket (`[`, `{`) outside quotes and comments, a
+//! block indentation step, or a compact `- ` / `? ` entry; block scalars
+//! (`|`, `>`) and quoted scalars are skipped. Real files nest fewer than
+//! 15 levels. The scan guesses at quotes, comments and line breaks where
+//! YAML does not always read them so (a lone CR, a quote inside a plain
+//! scalar, U+00A0 before `#`), so it can miss nesting: for YAML the real
+//! depth is counted again on the parser's events, which stop the parse at
+//! the limit (`yaml_events`, and [`check_yaml_depth`] for texts decoded
+//! otherwise). JSON's own parser stops at 128 levels.
 
 /// Deepest nesting accepted, in levels.
 pub const MAX_DEPTH: usize = 64;
