@@ -21,6 +21,17 @@ pub const MAX_DEPTH: usize = 64;
 
 /// `Err(message)` naming the line where the nesting passes `max`.
 pub fn check_depth(text: &str, max: usize) -> Result<(), String> {
+    scan(text, max, walk)
+}
+
+/// The walk of one line's text after its indentation and compact entries:
+/// it opens and closes flow brackets and quotes, and stops at a comment;
+/// `Err(())` when the flow brackets plus the `blocks` levels pass `max`.
+type Walk = fn(&str, &mut Option<u8>, &mut usize, usize, usize) -> Result<(), ()>;
+
+/// The line structure (block levels, compact entries, block scalars), with
+/// `walk` for what is inside a line.
+fn scan(text: &str, max: usize, walk: Walk) -> Result<(), String> {
     let mut flow = 0usize;
     let mut blocks: Vec<usize> = Vec::new();
     // Inside a quoted scalar that spans lines: its quote character.
@@ -55,71 +66,7 @@ pub fn check_depth(text: &str, max: usize) -> Result<(), String> {
                 blocks.push(col);
             }
         }
-        // Jump from one byte that can change something to the next:
-        // brackets, quotes and comments are ASCII. What a quote or `#`
-        // depends on is the character before it (whitespace, or one of
-        // `[{,:`), decoded there when it is past ASCII.
-        let bytes = rest.as_bytes();
-        let mut prev_space = true;
-        let mut prev = b' ';
-        let mut i = 0;
-        while i < bytes.len() {
-            let skip = match quote {
-                None => bytes[i..].iter().position(|&b| SIGNIFICANT[usize::from(b)]),
-                Some(b'"') => memchr::memchr2(b'"', b'\\', &bytes[i..]),
-                Some(_) => memchr::memchr(b'\'', &bytes[i..]),
-            };
-            let Some(skip) = skip else { break };
-            let at = i + skip;
-            if skip > 0 {
-                match bytes[at - 1] {
-                    b if b < 0x80 => {
-                        prev = b;
-                        prev_space = b.is_ascii_whitespace() || b == 0x0b;
-                    }
-                    _ => {
-                        let ch = rest[..at].chars().next_back().unwrap_or(' ');
-                        prev = 0x80;
-                        prev_space = ch.is_whitespace();
-                    }
-                }
-            }
-            let c = bytes[at];
-            i = at + 1;
-            match quote {
-                Some(b'"') => {
-                    if c == b'\\' {
-                        i += 1;
-                    } else {
-                        quote = None;
-                    }
-                }
-                Some(_) => {
-                    if bytes.get(i) == Some(&b'\'') {
-                        i += 1;
-                    } else {
-                        quote = None;
-                    }
-                }
-                None => {
-                    let token_start = prev_space || matches!(prev, b'[' | b'{' | b',');
-                    match c {
-                        b'#' if prev_space => break,
-                        b'"' | b'\'' if token_start || prev == b':' => quote = Some(c),
-                        b'[' | b'{' => {
-                            flow += 1;
-                            if flow + blocks.len() > max {
-                                return Err(too_deep(line_no, max));
-                            }
-                        }
-                        b']' | b'}' => flow = flow.saturating_sub(1),
-                        _ => {}
-                    }
-                }
-            }
-            prev = c;
-            prev_space = false;
-        }
+        walk(rest, &mut quote, &mut flow, blocks.len(), max).map_err(|()| too_deep(line_no, max))?;
         if flow + blocks.len() > max {
             return Err(too_deep(line_no, max));
         }
@@ -138,6 +85,82 @@ pub fn check_depth(text: &str, max: usize) -> Result<(), String> {
                 block_scalar = Some(indent);
             }
         }
+    }
+    Ok(())
+}
+
+/// [`Walk`] a byte at a time, jumping between the bytes that matter.
+fn walk(
+    rest: &str,
+    quote: &mut Option<u8>,
+    flow: &mut usize,
+    blocks: usize,
+    max: usize,
+) -> Result<(), ()> {
+    // Jump from one byte that can change something to the next:
+    // brackets, quotes and comments are ASCII. What a quote or `#`
+    // depends on is the character before it (whitespace, or one of
+    // `[{,:`), decoded there when it is past ASCII.
+    let bytes = rest.as_bytes();
+    let mut prev_space = true;
+    let mut prev = b' ';
+    let mut i = 0;
+    while i < bytes.len() {
+        let skip = match *quote {
+            None => bytes[i..].iter().position(|&b| SIGNIFICANT[usize::from(b)]),
+            Some(b'"') => memchr::memchr2(b'"', b'\\', &bytes[i..]),
+            Some(_) => memchr::memchr(b'\'', &bytes[i..]),
+        };
+        let Some(skip) = skip else { break };
+        let at = i + skip;
+        if skip > 0 {
+            match bytes[at - 1] {
+                b if b < 0x80 => {
+                    prev = b;
+                    prev_space = b.is_ascii_whitespace() || b == 0x0b;
+                }
+                _ => {
+                    let ch = rest[..at].chars().next_back().unwrap_or(' ');
+                    prev = 0x80;
+                    prev_space = ch.is_whitespace();
+                }
+            }
+        }
+        let c = bytes[at];
+        i = at + 1;
+        match *quote {
+            Some(b'"') => {
+                if c == b'\\' {
+                    i += 1;
+                } else {
+                    *quote = None;
+                }
+            }
+            Some(_) => {
+                if bytes.get(i) == Some(&b'\'') {
+                    i += 1;
+                } else {
+                    *quote = None;
+                }
+            }
+            None => {
+                let token_start = prev_space || matches!(prev, b'[' | b'{' | b',');
+                match c {
+                    b'#' if prev_space => break,
+                    b'"' | b'\'' if token_start || prev == b':' => *quote = Some(c),
+                    b'[' | b'{' => {
+                        *flow += 1;
+                        if *flow + blocks > max {
+                            return Err(());
+                        }
+                    }
+                    b']' | b'}' => *flow = flow.saturating_sub(1),
+                    _ => {}
+                }
+            }
+        }
+        prev = c;
+        prev_space = false;
     }
     Ok(())
 }
@@ -177,100 +200,52 @@ pub(crate) fn too_deep(line: usize, max: usize) -> String {
 mod tests {
     use super::*;
 
-    /// The scan as it was written first, a character at a time: the
-    /// byte-jumping scan must agree with it on every text.
-    fn reference(text: &str, max: usize) -> Result<(), String> {
-        let mut flow = 0usize;
-        let mut blocks: Vec<usize> = Vec::new();
-        // Inside a quoted scalar that spans lines: its quote character.
-        let mut quote: Option<char> = None;
-        // Inside a block scalar: the indentation of the line that opened it.
-        let mut block_scalar: Option<usize> = None;
-        for (n, raw) in text.lines().enumerate() {
-            let line_no = n + 1;
-            let indent = raw.len() - raw.trim_start_matches(' ').len();
-            let content = &raw[indent..];
-            if let Some(parent) = block_scalar {
-                if content.trim().is_empty() || indent > parent {
-                    continue;
+    /// The walk as it was written first, a character at a time: the
+    /// byte-jumping walk must agree with it on every text.
+    fn walk_chars(
+        rest: &str,
+        quote: &mut Option<u8>,
+        flow: &mut usize,
+        blocks: usize,
+        max: usize,
+    ) -> Result<(), ()> {
+        let mut prev = ' ';
+        let mut chars = rest.chars().peekable();
+        while let Some(c) = chars.next() {
+            match *quote {
+                Some(b'"') => {
+                    if c == '\\' {
+                        chars.next();
+                    } else if c == '"' {
+                        *quote = None;
+                    }
                 }
-                block_scalar = None;
-            }
-            let mut col = indent;
-            let mut rest = content;
-            if quote.is_none() && flow == 0 {
-                if content.is_empty() || content.starts_with('#') {
-                    continue;
-                }
-                while blocks.last().is_some_and(|&b| b >= indent) {
-                    blocks.pop();
-                }
-                blocks.push(indent);
-                // Compact entries: `- - - x` nests one level per marker.
-                while let Some(r) = rest.strip_prefix("- ").or_else(|| rest.strip_prefix("? ")) {
-                    let skipped = rest.len() - r.trim_start_matches(' ').len();
-                    col += skipped;
-                    rest = r.trim_start_matches(' ');
-                    blocks.push(col);
-                }
-            }
-            // Walk the characters: brackets, quotes, comments.
-            let mut prev = ' ';
-            let mut chars = rest.chars().peekable();
-            while let Some(c) = chars.next() {
-                match quote {
-                    Some('"') => {
-                        if c == '\\' {
+                Some(_) => {
+                    if c == '\'' {
+                        if chars.peek() == Some(&'\'') {
                             chars.next();
-                        } else if c == '"' {
-                            quote = None;
-                        }
-                    }
-                    Some(_) => {
-                        if c == '\'' {
-                            if chars.peek() == Some(&'\'') {
-                                chars.next();
-                            } else {
-                                quote = None;
-                            }
-                        }
-                    }
-                    None => {
-                        let token_start = prev.is_whitespace() || matches!(prev, '[' | '{' | ',');
-                        match c {
-                            '#' if prev.is_whitespace() => break,
-                            '"' | '\'' if token_start || prev == ':' => quote = Some(c),
-                            '[' | '{' => {
-                                flow += 1;
-                                if flow + blocks.len() > max {
-                                    return Err(too_deep(line_no, max));
-                                }
-                            }
-                            ']' | '}' => flow = flow.saturating_sub(1),
-                            _ => {}
+                        } else {
+                            *quote = None;
                         }
                     }
                 }
-                prev = c;
-            }
-            if flow + blocks.len() > max {
-                return Err(too_deep(line_no, max));
-            }
-            // A block scalar indicator ends the line: the lines below that are
-            // indented more are text, not structure.
-            if quote.is_none() && flow == 0 {
-                let code = match rest.find(" #") {
-                    Some(i) => &rest[..i],
-                    None => rest,
-                };
-                let t = code.trim_end();
-                let ind = t.trim_end_matches(|c: char| c.is_ascii_digit() || c == '-' || c == '+');
-                if (ind.ends_with('|') || ind.ends_with('>'))
-                    && (ind.len() == 1 || ind[..ind.len() - 1].ends_with([' ', ':', '-']))
-                {
-                    block_scalar = Some(indent);
+                None => {
+                    let token_start = prev.is_whitespace() || matches!(prev, '[' | '{' | ',');
+                    match c {
+                        '#' if prev.is_whitespace() => break,
+                        '"' | '\'' if token_start || prev == ':' => *quote = Some(c as u8),
+                        '[' | '{' => {
+                            *flow += 1;
+                            if *flow + blocks > max {
+                                return Err(());
+                            }
+                        }
+                        ']' | '}' => *flow = flow.saturating_sub(1),
+                        _ => {}
+                    }
                 }
             }
+            prev = c;
         }
         Ok(())
     }
@@ -282,7 +257,7 @@ mod tests {
             text in "[a: \\-?#\"'\\\\\\[\\]{},|>\n\t\u{a0}\u{3000}é]{0,60}",
             max in 1usize..6,
         ) {
-            proptest::prop_assert_eq!(check_depth(&text, max), reference(&text, max));
+            proptest::prop_assert_eq!(check_depth(&text, max), scan(&text, max, walk_chars));
         }
     }
 
