@@ -99,8 +99,8 @@ pub const MAX_QUOTED_INTEGERS: usize = 64;
 /// it names the integers the loop would quote first (where their order is
 /// certain), and they are quoted in one go, so a file with more of them, or
 /// with them and a form the fast decode does not build, costs one parse
-/// more rather than one per integer. The validator then sees a string: accepted where a scalar is
-/// stringified (`args`, `env`), "out of range" in a numeric field, for that
+/// more rather than one per integer. The validator then sees a string:
+/// accepted where a scalar is stringified (`args`, `env`), "out of range" in a numeric field, for that
 /// server only. An integer that cannot be quoted in place (behind an alias
 /// or a tag) stays a whole-file error naming its field path.
 ///
@@ -988,14 +988,16 @@ mod tests {
             e.contains("the top-level mapping has the key \"a\" more than once (at lines 1 and 3)"),
             "{e}"
         );
-        // A flow mapping: the line and column where it starts.
+        // A list or mapping given twice as a key is named so.
         let e = decode_yaml("? [1]\n: a\n? [1]\n: b\n").unwrap_err();
         assert!(
             e.contains("has the same list or mapping as a key more than once"),
             "{e}"
         );
+        // A byte-order mark is not content.
         let v = decode_yaml("\u{feff}name: p\nversion: 1.0.0\n").unwrap();
         assert_eq!(v.get("version"), Some(&Value::String("1.0.0".into())));
+        // A flow mapping: the line and column where it starts.
         let e = decode_yaml("x:\n  y: {k: 1, k: 2}\n").unwrap_err();
         assert!(
             e.contains("the mapping x.y has the key \"k\" more than once (in the mapping at line 2 column 6)"),
