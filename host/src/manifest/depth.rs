@@ -2,19 +2,20 @@
 //! bounds"): the YAML parser takes time quadratic in the nesting depth
 //! (100,000 levels of `[`, 200 KB, took 35 s), so every YAML or JSON text
 //! the host reads — config, `plugin.yaml`, `plugin.json`, a simulated
-//! host's `host.yaml`, a skill's front matter — is measured first by one
-//! linear scan, and refused before any parser sees it when it nests deeper
-//! than [`MAX_DEPTH`].
+//! host's `host.yaml`, a skill's front matter — is refused when it nests
+//! deeper than [`MAX_DEPTH`].
 //!
-//! A level is a flow bracket (`[`, `{`) outside quotes and comments, a
-//! block indentation step, or a compact `- ` / `? ` entry; block scalars
-//! (`|`, `>`) and quoted scalars are skipped. Real files nest fewer than
-//! 15 levels. The scan guesses at quotes, comments and line breaks where
-//! YAML does not always read them so (a lone CR, a quote inside a plain
-//! scalar, U+00A0 before `#`), so it can miss nesting: for YAML the real
-//! depth is counted again on the parser's events, which stop the parse at
-//! the limit (`yaml_events`, and [`check_yaml_depth`] for texts decoded
-//! otherwise). JSON's own parser stops at 128 levels.
+//! YAML's depth is counted on libyaml's own events, which stop the parse at
+//! the limit (`yaml_events`; [`check_yaml_depth`] for texts decoded
+//! otherwise than by `decode_yaml`). JSON is measured first by one linear
+//! text scan, [`check_depth`] (JSON's own parser would stop only at 128
+//! levels). The scan reads YAML's block structure too — a level is a flow
+//! bracket (`[`, `{`) outside quotes and comments, a block indentation
+//! step, or a compact `- ` / `? ` entry; block scalars (`|`, `>`) and
+//! quoted scalars are skipped — but it guesses at quotes, comments and line
+//! breaks where YAML does not always read them so (a lone CR, a quote
+//! inside a plain scalar, U+00A0 before `#`), which is why YAML no longer
+//! relies on it. Real files nest fewer than 15 levels.
 
 /// Deepest nesting accepted, in levels.
 pub const MAX_DEPTH: usize = 64;
@@ -165,15 +166,12 @@ fn walk(
     Ok(())
 }
 
-/// [`check_depth`] for a YAML text that is then decoded other than by
+/// The nesting of a YAML text that is then decoded other than by
 /// `manifest::load::decode_yaml` (skill front matter, a simulated host's
-/// `host.yaml`), and the real depth on the parser's events after it: the
-/// scan guesses at quotes, comments and line breaks, and where it guesses
-/// wrong, deep nesting must still not reach the decode (which takes time
-/// quadratic in the depth). `decode_yaml` counts the same way as it
-/// decodes.
+/// `host.yaml`), counted on the parser's events, which stop at the limit:
+/// deep nesting must not reach the decode (which takes time quadratic in
+/// the depth). `decode_yaml` counts the same way as it decodes.
 pub(crate) fn check_yaml_depth(text: &str, max: usize) -> Result<(), String> {
-    check_depth(text, max)?;
     super::yaml_events::nesting(text, max).map_err(|line| too_deep(line, max))
 }
 

@@ -108,15 +108,16 @@ pub const MAX_QUOTED_INTEGERS: usize = 64;
 /// requires unique keys); the message names the key and its lines.
 ///
 /// Text nested deeper than [`super::depth::MAX_DEPTH`] levels is refused
-/// before the parser sees it (the parser is quadratic in the depth), and,
-/// where that text scan guesses wrong, when the parser's events pass it
-/// (the same message).
+/// when the parser's events pass that depth: the parse stops there, before
+/// `yaml_serde` (whose parse is quadratic in the depth) sees the text. The
+/// events are counted for the whole text, also where the fast decode
+/// hands over, so no text scan runs first (it guessed at quotes and
+/// comments; `super::depth`).
 pub fn decode_yaml(text: &str) -> Result<Value, String> {
     use super::yaml_events::Decoded;
     // A byte-order mark, as some Windows editors save one: not content
     // (yaml_serde took it for the start of a second document).
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    super::depth::check_depth(text, super::depth::MAX_DEPTH)?;
     // The fast decode answers for what it builds alike and counts the
     // real depth on the parser's events; anything else (errors included)
     // is yaml_serde's, in its words.
