@@ -35,6 +35,10 @@
 //! cargo xtask bench-plugins    # optional: the component side
 //! cargo run --release -p wasmgate --example manifest_bench [N]
 //! ```
+//!
+//! It runs on the `wasmgate` binary's allocator, mimalloc (the default
+//! `mimalloc` feature); `--no-default-features --features internals`
+//! builds it on the system's, and the output names which.
 
 use std::fmt::Write as _;
 mod timing;
@@ -182,7 +186,7 @@ fn main() -> anyhow::Result<()> {
         })
         .collect();
     println!(
-        "## Manifest pipeline: plugin.yaml, {n} declarations ({} KiB), {offerable} offerable\n",
+        "## Manifest pipeline: plugin.yaml, {n} declarations ({} KiB), {offerable} offerable\n\nAllocator: {ALLOCATOR_NAME}.\n",
         yaml.len() / 1024
     );
     println!("| step | µs per declaration, median [min] of {runs} |");
@@ -334,3 +338,15 @@ fn component(
     );
     Ok(())
 }
+
+/// The `wasmgate` binary's allocator (`host/src/main.rs`), so the figures
+/// are what `wasmgate check` and a start do; built with
+/// `--no-default-features --features internals`, the system's.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+#[cfg(feature = "mimalloc")]
+const ALLOCATOR_NAME: &str = "mimalloc (the `wasmgate` binary's)";
+#[cfg(not(feature = "mimalloc"))]
+const ALLOCATOR_NAME: &str = "the system's (built without the `mimalloc` feature)";
