@@ -650,18 +650,20 @@ fn found(program: &str) -> bool {
 }
 
 /// For the Windows suite under Wine (`tests/tests/windows_wine.rs`): as
-/// root with apt-get and without Wine, installs Debian's `wine64` and the
-/// mingw compiler (a failed install only skips the suite); then, when Wine
-/// and mingw are present, builds `wasmgate.exe` and the test MCP server
-/// for [`WINDOWS_TARGET`] into `target/x86_64-pc-windows-gnu/debug/`.
-/// Without Wine the suite skips with a message saying so.
+/// root with apt-get and without Wine or without the mingw compiler,
+/// installs Debian's `wine64` and `gcc-mingw-w64-x86-64` (a failed install
+/// only skips the suite); then, when both are present, builds
+/// `wasmgate.exe` and the test MCP server for [`WINDOWS_TARGET`] into
+/// `target/x86_64-pc-windows-gnu/debug/`. Without them the suite skips
+/// with a message saying so.
 fn windows_bins() -> Result<()> {
     let wine = || Path::new("/usr/lib/wine/wine64").is_file() || found("wine64") || found("wine");
     let root_user = Command::new("id")
         .arg("-u")
         .output()
         .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
-    if !wine() && root_user && found("apt-get") {
+    let mingw = || found("x86_64-w64-mingw32-gcc");
+    if (!wine() || !mingw()) && root_user && found("apt-get") {
         // A fresh machine's package lists may be empty or stale.
         let _ = Command::new("apt-get").args(["update", "-qq"]).status();
         let mut c = Command::new("apt-get");
@@ -670,7 +672,7 @@ fn windows_bins() -> Result<()> {
             eprintln!("xtask: could not install wine64 ({e:#}); the Windows suite will skip");
         }
     }
-    if !wine() || !found("x86_64-w64-mingw32-gcc") {
+    if !wine() || !mingw() {
         eprintln!("xtask: no wine64 or mingw here; the Windows suite (windows_wine) will skip");
         return Ok(());
     }
