@@ -106,6 +106,25 @@ fn windows_exe(name: &str) -> PathBuf {
         .join(format!("{name}.exe"))
 }
 
+/// Removes the prefixes of earlier test processes that have exited (each
+/// is about 700 MB, and the `Wine` in a static is never dropped, so every
+/// run left one behind). A folder whose process still runs (a concurrent
+/// run) is kept.
+fn remove_dead_prefixes(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid != std::process::id() && !Path::new("/proc").join(pid.to_string()).exists() {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
 fn set_up() -> Result<Wine, String> {
     let wine = [
         Path::new("/usr/lib/wine/wine64").to_path_buf(),
@@ -127,9 +146,9 @@ fn set_up() -> Result<Wine, String> {
             exe.display()
         ));
     }
-    let base = workspace_root()
-        .join("target/wine-tests")
-        .join(std::process::id().to_string());
+    let tests_dir = workspace_root().join("target/wine-tests");
+    remove_dead_prefixes(&tests_dir);
+    let base = tests_dir.join(std::process::id().to_string());
     let _ = std::fs::remove_dir_all(&base);
     let prefix = base.join("prefix");
     let scratch = base.join("scratch");
