@@ -172,7 +172,7 @@ fn walk(
 /// deep nesting must not reach the decode (which takes time quadratic in
 /// the depth). `decode_yaml` counts the same way as it decodes.
 pub(crate) fn check_yaml_depth(text: &str, max: usize) -> Result<(), String> {
-    super::yaml_events::nesting(text, max).map_err(|line| too_deep(line, max))
+    super::yaml_events::nesting(text, max)
 }
 
 /// The bytes the walk stops at outside quotes.

@@ -125,6 +125,7 @@ pub fn decode_yaml(text: &str) -> Result<Value, String> {
         Decoded::Value(v) => Ok(v),
         Decoded::TooDeep { line } => Err(super::depth::too_deep(line, super::depth::MAX_DEPTH)),
         Decoded::HandOver { quote } => decode_with_yaml_serde(text, &quote),
+        Decoded::NoParser => Err(super::yaml_events::NO_PARSER.to_string()),
     }
 }
 

@@ -43,7 +43,14 @@ pub(crate) enum Decoded {
     /// as a key, a parse error, more than one document), so they are
     /// quoted at once instead of by one parse each.
     HandOver { quote: Vec<usize> },
+    /// libyaml's parser could not be set up (it allocates; in practice an
+    /// allocation failure aborts first). Nothing was counted, so nothing
+    /// may be handed over: the text is refused.
+    NoParser,
 }
+
+/// The error for [`Decoded::NoParser`] (and [`nesting`]'s).
+pub(crate) const NO_PARSER: &str = "could not be read: the YAML parser could not be started";
 
 /// `text` as one document nested at most `max_depth` collections deep.
 ///
@@ -55,7 +62,7 @@ pub(crate) enum Decoded {
 pub(crate) fn decode(text: &str, max_depth: usize) -> Decoded {
     let unsure = || Decoded::HandOver { quote: Vec::new() };
     let Some(mut events) = Events::new(text) else {
-        return unsure();
+        return Decoded::NoParser;
     };
     let mut depth = 0usize;
     let mut documents = 0usize;
@@ -201,13 +208,13 @@ fn turn(keys: &mut [Option<bool>]) {
     }
 }
 
-/// `Err(line)` (1-based) where the collections of `text` nest deeper than
-/// `max_depth`, counted on the parser's events; the parse stops there. A
-/// parse error ends the count (`Ok`): the caller's own parse stops at the
-/// same place.
-pub(crate) fn nesting(text: &str, max_depth: usize) -> Result<(), usize> {
+/// `Err(message)` naming the line where the collections of `text` nest
+/// deeper than `max_depth`, counted on the parser's events (the parse
+/// stops there), or [`NO_PARSER`]. A parse error ends the count (`Ok`): the
+/// caller's own parse stops at the same place.
+pub(crate) fn nesting(text: &str, max_depth: usize) -> Result<(), String> {
     let Some(mut events) = Events::new(text) else {
-        return Ok(());
+        return Err(NO_PARSER.to_string());
     };
     let mut depth = 0usize;
     while let Some((event, line, _)) = events.next() {
@@ -215,7 +222,7 @@ pub(crate) fn nesting(text: &str, max_depth: usize) -> Result<(), usize> {
             Event::SequenceStart { .. } | Event::MappingStart { .. } => {
                 depth += 1;
                 if depth > max_depth {
-                    return Err(line);
+                    return Err(super::depth::too_deep(line, max_depth));
                 }
             }
             Event::SequenceEnd | Event::MappingEnd => depth = depth.saturating_sub(1),
@@ -476,6 +483,7 @@ mod tests {
             Decoded::Value(v) => Some(v),
             Decoded::TooDeep { line } => panic!("{text:?}: too deep at line {line}"),
             Decoded::HandOver { .. } => None,
+            Decoded::NoParser => panic!("{text:?}: no parser"),
         }
     }
 
