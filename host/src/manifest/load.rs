@@ -125,7 +125,7 @@ pub fn decode_yaml(text: &str) -> Result<Value, String> {
         Decoded::Value(v) => Ok(v),
         Decoded::TooDeep { line } => Err(super::depth::too_deep(line, super::depth::MAX_DEPTH)),
         Decoded::HandOver { quote } => decode_with_yaml_serde(text, &quote),
-        Decoded::NoParser => Err(super::yaml_events::NO_PARSER.to_string()),
+        Decoded::Refused(m) => Err(m),
     }
 }
 
@@ -152,6 +152,10 @@ pub(super) fn decode_with_yaml_serde(text: &str, first: &[usize]) -> Result<Valu
             quoted = first.len();
         }
     }
+    // What the loop below has parsed again: bounded, so a large file whose
+    // integers' order is uncertain (a tag, a hex scalar) is not parsed 64
+    // times (a 4 MB file took 28 s).
+    let mut reparsed = 0usize;
     loop {
         let e = match yaml_serde::from_str::<Value>(&text) {
             Ok(v) => return Ok(v),
@@ -168,6 +172,12 @@ pub(super) fn decode_with_yaml_serde(text: &str, first: &[usize]) -> Result<Valu
                 "{range_msg}; the file has more than {MAX_QUOTED_INTEGERS} such integers"
             ));
         }
+        reparsed = reparsed.saturating_add(text.len());
+        if reparsed > MAX_REQUOTE_BYTES {
+            return Err(format!(
+                "{range_msg}; write it in quotes: a file this large is not parsed again for each such integer"
+            ));
+        }
         match e
             .location()
             .and_then(|l| quote_integer_at(&text, l.index()))
@@ -180,6 +190,10 @@ pub(super) fn decode_with_yaml_serde(text: &str, first: &[usize]) -> Result<Valu
         }
     }
 }
+
+/// Bytes [`decode_with_yaml_serde`] parses again, in all, to quote integers
+/// past 64 bits one by one (64 parses of a 256 KiB file; 4 of a 4 MB one).
+const MAX_REQUOTE_BYTES: usize = 16 << 20;
 
 /// `text` with the plain integer scalar at byte `at` (after an optional
 /// `&anchor`) put in double quotes; `None` when no such scalar is there.
@@ -973,6 +987,25 @@ mod tests {
         // Broken YAML still says so.
         let e = decode_yaml("a: [1, 2\n").unwrap_err();
         assert!(e.starts_with("is not valid YAML: "), "{e}");
+    }
+
+    #[test]
+    fn quoting_one_by_one_stops_at_its_byte_budget() {
+        // A hex scalar makes the order uncertain, so each integer costs a
+        // parse of the whole file: a 2 MB file gets eight, not 64.
+        let filler = "- 1\n".repeat(512 * 1024);
+        let ints = "- 99999999999999999999999\n".repeat(10);
+        let big = format!("- 0x1\n{ints}{filler}");
+        let e = decode_yaml(&big).unwrap_err();
+        assert!(
+            e.contains("the integer 99999999999999999999999 is out of range")
+                && e.contains("write it in quotes"),
+            "{e}"
+        );
+        // A small file with the same shape is quoted as before.
+        let small = format!("- 0x1\n{ints}- 1\n");
+        let v = decode_yaml(&small).unwrap();
+        assert_eq!(v[10], Value::String("99999999999999999999999".into()));
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! The fast YAML decode: libyaml's events straight into the manifest
 //! document (`crate::document`), without `yaml_serde`'s event loader in
 //! between (`docs/performance.md`, "2026-12-05 (later), libyaml's events
-//! straight into the document"), and the nesting guard on those events.
+//! straight into the document"), and the guards on those events that
+//! every YAML text passes before `yaml_serde` sees it (`docs/security.md`,
+//! "MCP client bounds").
 //!
 //! It is the same parser (`libyaml-rs`, the one `yaml_serde` drives, at
 //! the same version) with the same settings, and the same rules for what a
@@ -14,11 +16,14 @@
 //! past 128 bits, a text that is not one document — [`decode`] returns
 //! [`Decoded::HandOver`] and the caller decodes the text with `yaml_serde`
 //! as before, so every error message and every rare form stays
-//! `yaml_serde`'s own. It counts the nesting on the events for the whole
-//! text ([`Decoded::TooDeep`]), also past a form it hands over, since the
-//! text scan before it (`super::depth`) can be fooled. Tests hold the two
-//! decodes equal on every YAML file of this repository, on generated
-//! scalars and on 20,000 random texts.
+//! `yaml_serde`'s own. For the whole text, also past a form it hands
+//! over, it counts the nesting ([`Decoded::TooDeep`]; the text scan that
+//! ran before it, `super::depth`, could be fooled) and what aliases expand
+//! the text to ([`Expansion`]), and it refuses more than
+//! [`MAX_DIRECTIVES`] directive lines before the parser starts
+//! ([`Decoded::Refused`]); [`nesting`] applies the same guards to texts
+//! decoded otherwise. Tests hold the two decodes equal on every YAML file
+//! of this repository, on generated scalars and on 20,000 random texts.
 
 use super::load::MAX_QUOTED_INTEGERS;
 use crate::document::{Mapping, Value};
@@ -43,14 +48,141 @@ pub(crate) enum Decoded {
     /// as a key, a parse error, more than one document), so they are
     /// quoted at once instead of by one parse each.
     HandOver { quote: Vec<usize> },
-    /// libyaml's parser could not be set up (it allocates; in practice an
-    /// allocation failure aborts first). Nothing was counted, so nothing
-    /// may be handed over: the text is refused.
-    NoParser,
+    /// Refused before anything is built or handed over, with the message:
+    /// more than [`MAX_DIRECTIVES`] directive lines, aliases that expand
+    /// the text past its [`Expansion`] budget, or a parser that could not
+    /// be set up (it allocates; in practice an allocation failure aborts
+    /// first).
+    Refused(String),
 }
 
-/// The error for [`Decoded::NoParser`] (and [`nesting`]'s).
-pub(crate) const NO_PARSER: &str = "could not be read: the YAML parser could not be started";
+/// The error when libyaml's parser cannot be set up: nothing was counted,
+/// so nothing may be handed over.
+const NO_PARSER: &str = "could not be read: the YAML parser could not be started";
+
+/// Directive lines (`%TAG …`, `%YAML …`) a text may have. libyaml compares
+/// each `%TAG` with every earlier one inside a single parse call, before
+/// any event (60,000 of them took 7 s, a 4 MB file minutes), so they are
+/// counted in the text first; real files have none or one or two.
+pub(crate) const MAX_DIRECTIVES: usize = 64;
+
+/// `Err(message)` when more than [`MAX_DIRECTIVES`] lines of `text` start
+/// with `%` (after a line feed or a lone carriage return, as libyaml breaks
+/// lines). A `%` at a line's start inside a block or quoted scalar counts
+/// too: refusing such a rare file is the safe side.
+fn directives(text: &str) -> Result<(), String> {
+    let b = text.as_bytes();
+    let mut count = usize::from(b.first() == Some(&b'%'));
+    let mut line = 1usize;
+    let mut prev_cr = false;
+    for i in memchr::memchr2_iter(b'\n', b'\r', b) {
+        // CR LF is one break.
+        if !(b[i] == b'\n' && prev_cr && i > 0 && b[i - 1] == b'\r') {
+            line += 1;
+        }
+        prev_cr = b[i] == b'\r';
+        if b.get(i + 1) == Some(&b'%') {
+            count += 1;
+            if count > MAX_DIRECTIVES {
+                return Err(format!(
+                    "has more than {MAX_DIRECTIVES} directive lines starting with % (at line {line}); \
+                     wasmgate reads at most {MAX_DIRECTIVES}"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What a node costs in [`Expansion`], in bytes, besides a scalar's text.
+const NODE_COST: u64 = 32;
+
+/// [`Expansion`]'s budget: this many times the text's length, plus
+/// [`EXPANSION_FLOOR`]. A text without aliases costs at most about 17
+/// times its length (every node takes two bytes or more), so only aliases
+/// reach it.
+pub(crate) const EXPANSION_PER_BYTE: u64 = 40;
+
+/// [`Expansion`]'s budget for any text, however short.
+const EXPANSION_FLOOR: u64 = 1 << 20;
+
+/// What a text's aliases expand it to, counted on the events as they come:
+/// a node costs [`NODE_COST`] and a scalar its length more, and an alias
+/// what its anchor's node cost, as `yaml_serde` builds a copy of it for
+/// each alias. Past the budget the text is refused, before `yaml_serde`
+/// expands anything (a 2.4 KB file of nested aliases took 1.4 GB, a 1 MB
+/// string anchored and aliased 3,000 times 3.3 GB).
+struct Expansion {
+    /// Each anchor's cost (a later anchor of the same name replaces it).
+    anchors: std::collections::HashMap<Box<[u8]>, u64>,
+    /// Each open collection's anchor and its cost so far.
+    open: Vec<(Option<Box<[u8]>>, u64)>,
+    total: u64,
+    limit: u64,
+}
+
+impl Expansion {
+    fn new(text: &str) -> Expansion {
+        Expansion {
+            anchors: std::collections::HashMap::new(),
+            open: Vec::new(),
+            total: 0,
+            limit: (text.len() as u64)
+                .saturating_mul(EXPANSION_PER_BYTE)
+                .saturating_add(EXPANSION_FLOOR),
+        }
+    }
+
+    /// Counts `cost` in the text and in the innermost open collection;
+    /// `false` past the budget.
+    fn add(&mut self, cost: u64) -> bool {
+        self.total = self.total.saturating_add(cost);
+        if let Some((_, c)) = self.open.last_mut() {
+            *c = c.saturating_add(cost);
+        }
+        self.total <= self.limit
+    }
+
+    fn start(&mut self, anchor: Option<Box<[u8]>>) -> bool {
+        let ok = self.add(NODE_COST);
+        self.open.push((anchor, NODE_COST));
+        ok
+    }
+
+    fn end(&mut self) {
+        if let Some((anchor, cost)) = self.open.pop() {
+            // The parent already counted the children in the total.
+            if let Some((_, c)) = self.open.last_mut() {
+                *c = c.saturating_add(cost);
+            }
+            if let Some(a) = anchor {
+                self.anchors.insert(a, cost);
+            }
+        }
+    }
+
+    fn scalar(&mut self, anchor: Option<Box<[u8]>>, len: usize) -> bool {
+        let cost = NODE_COST.saturating_add(len as u64);
+        if let Some(a) = anchor {
+            self.anchors.insert(a, cost);
+        }
+        self.add(cost)
+    }
+
+    /// An alias costs what its anchor did (an unknown one is
+    /// `yaml_serde`'s error; it costs a node here).
+    fn alias(&mut self, anchor: &[u8]) -> bool {
+        let cost = self.anchors.get(anchor).copied().unwrap_or(NODE_COST);
+        self.add(cost)
+    }
+
+    fn refusal(line: usize) -> String {
+        format!(
+            "expands through its aliases (*name) to more than {EXPANSION_PER_BYTE} times its size \
+             (at line {line}); wasmgate refuses such YAML before building it"
+        )
+    }
+}
 
 /// `text` as one document nested at most `max_depth` collections deep.
 ///
@@ -61,9 +193,13 @@ pub(crate) const NO_PARSER: &str = "could not be read: the YAML parser could not
 /// time quadratic in the depth).
 pub(crate) fn decode(text: &str, max_depth: usize) -> Decoded {
     let unsure = || Decoded::HandOver { quote: Vec::new() };
+    if let Err(m) = directives(text) {
+        return Decoded::Refused(m);
+    }
     let Some(mut events) = Events::new(text) else {
-        return Decoded::NoParser;
+        return Decoded::Refused(NO_PARSER.to_string());
     };
+    let mut expansion = Expansion::new(text);
     let mut depth = 0usize;
     let mut documents = 0usize;
     // Cleared when a form is found that `yaml_serde` must decode; the
@@ -92,7 +228,11 @@ pub(crate) fn decode(text: &str, max_depth: usize) -> Decoded {
                 building &= documents == 1;
                 continue;
             }
-            Event::SequenceStart { anchor, tag } | Event::MappingStart { anchor, tag } => {
+            Event::Start {
+                anchor,
+                tag,
+                mapping,
+            } => {
                 depth += 1;
                 if depth > max_depth {
                     return Decoded::TooDeep { line };
@@ -101,8 +241,10 @@ pub(crate) fn decode(text: &str, max_depth: usize) -> Decoded {
                 // quoting meets the integers (an alias comes after its
                 // anchor, whose integers are met there first); a tag may.
                 uncertain |= tag;
-                building &= !anchor && !tag;
-                let mapping = matches!(event, Event::MappingStart { .. });
+                building &= anchor.is_none() && !tag;
+                if !expansion.start(anchor) {
+                    return Decoded::Refused(Expansion::refusal(line));
+                }
                 keys.push(mapping.then_some(true));
                 if building {
                     stack.push(if mapping {
@@ -113,8 +255,9 @@ pub(crate) fn decode(text: &str, max_depth: usize) -> Decoded {
                 }
                 continue;
             }
-            Event::SequenceEnd | Event::MappingEnd => {
+            Event::End => {
                 depth = depth.saturating_sub(1);
+                expansion.end();
                 keys.pop();
                 turn(&mut keys);
                 if !building {
@@ -133,10 +276,14 @@ pub(crate) fn decode(text: &str, max_depth: usize) -> Decoded {
                 value: Some(value),
                 plain,
                 anchor,
+                ..
             } => {
                 turn(&mut keys);
                 // yaml_serde builds what an anchor names (and its aliases).
-                building &= !anchor;
+                building &= anchor.is_none();
+                if !expansion.scalar(anchor, value.len()) {
+                    return Decoded::Refused(Expansion::refusal(line));
+                }
                 let resolved = if plain {
                     self::plain(value)
                 } else {
@@ -169,15 +316,26 @@ pub(crate) fn decode(text: &str, max_depth: usize) -> Decoded {
                     }
                 }
             }
-            Event::Alias => {
+            Event::Alias { anchor } => {
                 turn(&mut keys);
                 building = false;
+                if !expansion.alias(&anchor) {
+                    return Decoded::Refused(Expansion::refusal(line));
+                }
                 continue;
             }
-            Event::Scalar { value: None, .. } => {
+            Event::Scalar {
+                value: None,
+                len,
+                anchor,
+                ..
+            } => {
                 turn(&mut keys);
                 uncertain = true;
                 building = false;
+                if !expansion.scalar(anchor, len) {
+                    return Decoded::Refused(Expansion::refusal(line));
+                }
                 continue;
             }
         };
@@ -210,24 +368,37 @@ fn turn(keys: &mut [Option<bool>]) {
 
 /// `Err(message)` naming the line where the collections of `text` nest
 /// deeper than `max_depth`, counted on the parser's events (the parse
-/// stops there), or [`NO_PARSER`]. A parse error ends the count (`Ok`): the
+/// stops there); also [`decode`]'s other refusals (directives, aliases'
+/// expansion, no parser). A parse error ends the count (`Ok`): the
 /// caller's own parse stops at the same place.
 pub(crate) fn nesting(text: &str, max_depth: usize) -> Result<(), String> {
+    directives(text)?;
     let Some(mut events) = Events::new(text) else {
         return Err(NO_PARSER.to_string());
     };
+    let mut expansion = Expansion::new(text);
     let mut depth = 0usize;
     while let Some((event, line, _)) = events.next() {
-        match event {
-            Event::SequenceStart { .. } | Event::MappingStart { .. } => {
+        let within = match event {
+            Event::Start { anchor, .. } => {
                 depth += 1;
                 if depth > max_depth {
                     return Err(super::depth::too_deep(line, max_depth));
                 }
+                expansion.start(anchor)
             }
-            Event::SequenceEnd | Event::MappingEnd => depth = depth.saturating_sub(1),
+            Event::End => {
+                depth = depth.saturating_sub(1);
+                expansion.end();
+                true
+            }
+            Event::Scalar { len, anchor, .. } => expansion.scalar(anchor, len),
+            Event::Alias { anchor } => expansion.alias(&anchor),
             Event::StreamEnd => break,
-            _ => {}
+            _ => true,
+        };
+        if !within {
+            return Err(Expansion::refusal(line));
         }
     }
     Ok(())
@@ -352,26 +523,36 @@ enum Event {
     StreamEnd,
     DocumentStart,
     DocumentEnd,
-    /// With an anchor, with a tag.
-    SequenceStart {
-        anchor: bool,
+    /// A sequence or mapping starts: its anchor's name, whether it has a
+    /// tag, whether it is a mapping.
+    Start {
+        anchor: Option<Box<[u8]>>,
         tag: bool,
+        mapping: bool,
     },
-    SequenceEnd,
-    MappingStart {
-        anchor: bool,
-        tag: bool,
-    },
-    MappingEnd,
-    /// A scalar: its text when it is UTF-8 without a tag, whether it is
-    /// plain, and whether it has an anchor.
+    /// A sequence or mapping ends.
+    End,
+    /// A scalar: its text when it is UTF-8 without a tag, its length in
+    /// bytes, whether it is plain, and its anchor's name.
     Scalar {
         value: Option<String>,
+        len: usize,
         plain: bool,
-        anchor: bool,
+        anchor: Option<Box<[u8]>>,
     },
-    /// An alias.
-    Alias,
+    /// An alias, with the name of the anchor it repeats.
+    Alias { anchor: Box<[u8]> },
+}
+
+/// An anchor's name from libyaml's NUL-terminated string (`None` for null).
+///
+/// # Safety
+/// `p` is null or points at a NUL-terminated string that libyaml owns
+/// until the event is deleted.
+unsafe fn anchor_name(p: *const u8) -> Option<Box<[u8]>> {
+    // SAFETY: as the caller promises; the bytes are copied out before the
+    // event is deleted.
+    (!p.is_null()).then(|| unsafe { std::ffi::CStr::from_ptr(p.cast()) }.to_bytes().into())
 }
 
 /// libyaml's parser over a text. The parser lives in a box (libyaml's
@@ -423,20 +604,21 @@ impl<'t> Events<'t> {
                 sys::YAML_STREAM_END_EVENT => Event::StreamEnd,
                 sys::YAML_DOCUMENT_START_EVENT => Event::DocumentStart,
                 sys::YAML_DOCUMENT_END_EVENT => Event::DocumentEnd,
-                sys::YAML_SEQUENCE_END_EVENT => Event::SequenceEnd,
-                sys::YAML_MAPPING_END_EVENT => Event::MappingEnd,
+                sys::YAML_SEQUENCE_END_EVENT | sys::YAML_MAPPING_END_EVENT => Event::End,
                 sys::YAML_SEQUENCE_START_EVENT => {
                     let s = event.data.sequence_start;
-                    Event::SequenceStart {
-                        anchor: !s.anchor.is_null(),
+                    Event::Start {
+                        anchor: anchor_name(s.anchor),
                         tag: !s.tag.is_null(),
+                        mapping: false,
                     }
                 }
                 sys::YAML_MAPPING_START_EVENT => {
                     let m = event.data.mapping_start;
-                    Event::MappingStart {
-                        anchor: !m.anchor.is_null(),
+                    Event::Start {
+                        anchor: anchor_name(m.anchor),
                         tag: !m.tag.is_null(),
+                        mapping: true,
                     }
                 }
                 sys::YAML_SCALAR_EVENT => {
@@ -451,11 +633,19 @@ impl<'t> Events<'t> {
                     };
                     Event::Scalar {
                         value,
+                        len: s.length as usize,
                         plain: s.style == sys::YAML_PLAIN_SCALAR_STYLE,
-                        anchor: !s.anchor.is_null(),
+                        anchor: anchor_name(s.anchor),
                     }
                 }
-                _ => Event::Alias,
+                sys::YAML_ALIAS_EVENT => Event::Alias {
+                    anchor: anchor_name(event.data.alias.anchor).unwrap_or_default(),
+                },
+                // No other type follows a successful parse; as an alias it
+                // hands the text over.
+                _ => Event::Alias {
+                    anchor: Box::default(),
+                },
             };
             let line = usize::try_from(event.start_mark.line).map_or(usize::MAX, |l| l.saturating_add(1));
             let at = usize::try_from(event.start_mark.index).unwrap_or(usize::MAX);
@@ -483,7 +673,7 @@ mod tests {
             Decoded::Value(v) => Some(v),
             Decoded::TooDeep { line } => panic!("{text:?}: too deep at line {line}"),
             Decoded::HandOver { .. } => None,
-            Decoded::NoParser => panic!("{text:?}: no parser"),
+            Decoded::Refused(m) => panic!("{text:?}: {m}"),
         }
     }
 
@@ -639,6 +829,70 @@ mod tests {
         // the rest (it took 40 s through yaml_serde at 100,000).
         let huge = &hidden_depth(400_000)[0];
         assert!(matches!(decode(huge, 64), Decoded::TooDeep { .. }));
+    }
+
+    /// Three levels of 290 aliases: 2.4 KB of text that `yaml_serde`
+    /// expanded to 1.4 GB (found by an attacker).
+    fn alias_bomb() -> String {
+        let list = |item: &str| format!("[{}]", vec![item; 290].join(", "));
+        format!(
+            "a: &a {}\nb: &b {}\nc: {}\n",
+            list("1"),
+            list("*a"),
+            list("*b")
+        )
+    }
+
+    #[test]
+    fn aliases_that_expand_past_the_budget_are_refused_before_yaml_serde() {
+        let text = alias_bomb();
+        assert!(text.len() < 4096);
+        let Decoded::Refused(m) = decode(&text, 64) else {
+            panic!("not refused")
+        };
+        assert!(m.contains("expands through its aliases") && m.contains("(at line 2)"), "{m}");
+        assert!(nesting(&text, 64).unwrap_err().contains("expands through its aliases"));
+        let e = crate::manifest::load::decode_yaml(&text).unwrap_err();
+        assert!(e.contains("expands through its aliases"), "{e}");
+        // One large anchored string, aliased many times: its length counts.
+        let s = format!("s: &s {}\nl: [{}]\n", "x".repeat(100_000), vec!["*s"; 500].join(", "));
+        assert!(matches!(decode(&s, 64), Decoded::Refused(_)));
+        // Anchors as configs use them are decoded as before (by yaml_serde).
+        let shared = "d: &d {command: x, env: {A: '1'}}\ns1: *d\ns2: *d\nl: &l [1, 2]\nm: [*l, *l]\n";
+        assert!(matches!(decode(shared, 64), Decoded::HandOver { .. }));
+        let v = crate::manifest::load::decode_yaml(shared).unwrap();
+        assert_eq!(v["s2"]["command"], Value::String("x".into()));
+        assert!(nesting(shared, 64).is_ok());
+        // Just under the budget (a 1 KiB string 1,000 times: 1 MB of the
+        // 1 MiB floor plus 40 times the text) is decoded; the next level is not.
+        let under = format!("s: &s {}\nl: &l [{}]\n", "x".repeat(1000), vec!["*s"; 1000].join(", "));
+        assert!(matches!(decode(&under, 64), Decoded::HandOver { .. }));
+        let over = format!("{under}m: [*l, *l]\n");
+        assert!(matches!(decode(&over, 64), Decoded::Refused(_)));
+    }
+
+    #[test]
+    fn more_directives_than_the_limit_are_refused_before_the_parser() {
+        let tags = |n: usize| {
+            (0..n)
+                .map(|i| format!("%TAG !t{i}! tag:example.com,2026:{i}:\n"))
+                .collect::<String>()
+        };
+        let ok = format!("{}---\na: 1\n", tags(MAX_DIRECTIVES));
+        assert!(matches!(decode(&ok, 64), Decoded::Value(_)));
+        assert!(nesting(&ok, 64).is_ok());
+        let bad = format!("{}---\na: 1\n", tags(MAX_DIRECTIVES + 1));
+        let Decoded::Refused(m) = decode(&bad, 64) else {
+            panic!("not refused")
+        };
+        assert!(m.contains("more than 64 directive lines") && m.contains("(at line 65)"), "{m}");
+        assert!(nesting(&bad, 64).is_err());
+        // Lone carriage returns break lines for libyaml, so they count.
+        let cr = format!("{}---\ra: 1\r", tags(MAX_DIRECTIVES + 1).replace('\n', "\r"));
+        assert!(matches!(decode(&cr, 64), Decoded::Refused(_)));
+        // 100,000 of them are refused at once (60,000 took 7 s in libyaml).
+        let many = format!("{}---\na: 1\n", tags(100_000));
+        assert!(matches!(decode(&many, 64), Decoded::Refused(_)));
     }
 
     #[test]
