@@ -41,6 +41,7 @@
 //! builds it on the system's, and the output names which.
 
 use std::fmt::Write as _;
+mod allocator;
 mod timing;
 
 use timing::time;
@@ -186,8 +187,9 @@ fn main() -> anyhow::Result<()> {
         })
         .collect();
     println!(
-        "## Manifest pipeline: plugin.yaml, {n} declarations ({} KiB), {offerable} offerable\n\nAllocator: {ALLOCATOR_NAME}.\n",
-        yaml.len() / 1024
+        "## Manifest pipeline: plugin.yaml, {n} declarations ({} KiB), {offerable} offerable\n\nAllocator: {}.\n",
+        yaml.len() / 1024,
+        allocator::NAME
     );
     println!("| step | µs per declaration, median [min] of {runs} |");
     println!("|---|---|");
@@ -338,15 +340,3 @@ fn component(
     );
     Ok(())
 }
-
-/// The `wasmgate` binary's allocator (`host/src/main.rs`), so the figures
-/// are what `wasmgate check` and a start do; built with
-/// `--no-default-features --features internals`, the system's.
-#[cfg(feature = "mimalloc")]
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-#[cfg(feature = "mimalloc")]
-const ALLOCATOR_NAME: &str = "mimalloc (the `wasmgate` binary's)";
-#[cfg(not(feature = "mimalloc"))]
-const ALLOCATOR_NAME: &str = "the system's (built without the `mimalloc` feature)";

@@ -46,6 +46,7 @@
 //! `PATH`); it needs PyYAML. `WASMGATE_PEER_KEEP=1` keeps the temporary
 //! folder (to count the original's system calls with `strace`).
 
+mod allocator;
 mod timing;
 
 use std::collections::HashMap;
@@ -338,8 +339,9 @@ fn main() -> anyhow::Result<()> {
     let us = |d: Duration| d.as_secs_f64() * 1e6 / n as f64;
     let cell = |(med, min): (Duration, Duration)| format!("{:.2} [{:.2}]", us(med), us(min));
     println!(
-        "## Side by side: plugin.yaml, {n} declarations ({} KiB), {offerable} available (ours), {runs} runs\n\nAllocator: {ALLOCATOR_NAME}.\n",
-        yaml.len() / 1024
+        "## Side by side: plugin.yaml, {n} declarations ({} KiB), {offerable} available (ours), {runs} runs\n\nAllocator: {}.\n",
+        yaml.len() / 1024,
+        allocator::NAME
     );
     println!("| step | µs per declaration, median [min] |");
     println!("|---|---|");
@@ -463,15 +465,3 @@ fn main() -> anyhow::Result<()> {
     );
     Ok(())
 }
-
-/// The `wasmgate` binary's allocator (`host/src/main.rs`), so the figures
-/// are what `wasmgate check` and a start do; built with
-/// `--no-default-features --features internals`, the system's.
-#[cfg(feature = "mimalloc")]
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-#[cfg(feature = "mimalloc")]
-const ALLOCATOR_NAME: &str = "mimalloc (the `wasmgate` binary's)";
-#[cfg(not(feature = "mimalloc"))]
-const ALLOCATOR_NAME: &str = "the system's (built without the `mimalloc` feature)";
