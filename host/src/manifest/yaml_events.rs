@@ -19,7 +19,8 @@
 //! `yaml_serde`'s own. For the whole text, also past a form it hands
 //! over, it counts the nesting ([`Decoded::TooDeep`]; the text scan that
 //! ran before it, `super::depth`, could be fooled) and what aliases expand
-//! the text to ([`Expansion`]), and it refuses more than
+//! the text to, anchors given twice, recursive aliases and collections
+//! as keys ([`Guards`]), and it refuses more than
 //! [`MAX_DIRECTIVES`] directive lines before the parser starts
 //! ([`Decoded::Refused`]); [`nesting`] applies the same guards to texts
 //! decoded otherwise. Tests hold the two decodes equal on every YAML file
@@ -50,7 +51,7 @@ pub(crate) enum Decoded {
     HandOver { quote: Vec<usize> },
     /// Refused before anything is built or handed over, with the message:
     /// more than [`MAX_DIRECTIVES`] directive lines, aliases that expand
-    /// the text past its [`Expansion`] budget, or a parser that could not
+    /// the text past its budget or another of the [`Guards`], or a parser that could not
     /// be set up (it allocates; in practice an allocation failure aborts
     /// first).
     Refused(String),
@@ -67,26 +68,27 @@ const NO_PARSER: &str = "could not be read: the YAML parser could not be started
 pub(crate) const MAX_DIRECTIVES: usize = 64;
 
 /// `Err(message)` when more than [`MAX_DIRECTIVES`] lines of `text` start
-/// with `%` (after a line feed or a lone carriage return, as libyaml breaks
-/// lines). A `%` at a line's start inside a block or quoted scalar counts
-/// too: refusing such a rare file is the safe side.
+/// with `%`, after any line break libyaml reads (LF, CR, NEL, U+2028,
+/// U+2029) or at the start. A `%` at a line's start inside a block or
+/// quoted scalar counts too: refusing such a rare file is the safe side.
 fn directives(text: &str) -> Result<(), String> {
     let b = text.as_bytes();
-    let mut count = usize::from(b.first() == Some(&b'%'));
-    let mut line = 1usize;
-    let mut prev_cr = false;
-    for i in memchr::memchr2_iter(b'\n', b'\r', b) {
-        // CR LF is one break.
-        if !(b[i] == b'\n' && prev_cr && i > 0 && b[i - 1] == b'\r') {
-            line += 1;
-        }
-        prev_cr = b[i] == b'\r';
-        if b.get(i + 1) == Some(&b'%') {
+    let at_line_start = |i: usize| {
+        i == 0
+            || matches!(b[i - 1], b'\n' | b'\r')
+            || (i >= 2 && b[i - 2..i] == [0xC2, 0x85])
+            || (i >= 3 && matches!(b[i - 3..i], [0xE2, 0x80, 0xA8 | 0xA9]))
+            || (i == 3 && b[..3] == [0xEF, 0xBB, 0xBF])
+    };
+    let mut count = 0usize;
+    for i in memchr::memchr_iter(b'%', b) {
+        if at_line_start(i) {
             count += 1;
             if count > MAX_DIRECTIVES {
                 return Err(format!(
-                    "has more than {MAX_DIRECTIVES} directive lines starting with % (at line {line}); \
-                     wasmgate reads at most {MAX_DIRECTIVES}"
+                    "has more than {MAX_DIRECTIVES} directive lines starting with % (at line {}); \
+                     wasmgate reads at most {MAX_DIRECTIVES}",
+                    line_of(text, i)
                 ));
             }
         }
@@ -94,36 +96,66 @@ fn directives(text: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// What a node costs in [`Expansion`], in bytes, besides a scalar's text.
+/// The 1-based line of byte `at`, counting line breaks as libyaml does
+/// (CR LF is one).
+fn line_of(text: &str, at: usize) -> usize {
+    let mut line = 1;
+    let mut prev = '\0';
+    for c in text[..at.min(text.len())].chars() {
+        if matches!(c, '\n' | '\r' | '\u{85}' | '\u{2028}' | '\u{2029}') && !(c == '\n' && prev == '\r') {
+            line += 1;
+        }
+        prev = c;
+    }
+    line
+}
+
+/// What a node costs in [`Guards`], in bytes, besides a scalar's text.
 const NODE_COST: u64 = 32;
 
-/// [`Expansion`]'s budget: this many times the text's length, plus
+/// [`Guards`]' budget: this many times the text's length, plus
 /// [`EXPANSION_FLOOR`]. A text without aliases costs at most about 17
 /// times its length (every node takes two bytes or more), so only aliases
 /// reach it.
 pub(crate) const EXPANSION_PER_BYTE: u64 = 40;
 
-/// [`Expansion`]'s budget for any text, however short.
+/// [`Guards`]' budget for any text, however short.
 const EXPANSION_FLOOR: u64 = 1 << 20;
 
-/// What a text's aliases expand it to, counted on the events as they come:
-/// a node costs [`NODE_COST`] and a scalar its length more, and an alias
-/// what its anchor's node cost, as `yaml_serde` builds a copy of it for
-/// each alias. Past the budget the text is refused, before `yaml_serde`
-/// expands anything (a 2.4 KB file of nested aliases took 1.4 GB, a 1 MB
-/// string anchored and aliased 3,000 times 3.3 GB).
-struct Expansion {
-    /// Each anchor's cost (a later anchor of the same name replaces it).
-    anchors: std::collections::HashMap<Box<[u8]>, u64>,
-    /// Each open collection's anchor and its cost so far.
-    open: Vec<(Option<Box<[u8]>>, u64)>,
+/// The guards on a text's events that `yaml_serde` does not keep (found by
+/// attackers), for [`decode`] and [`nesting`] alike:
+///
+/// - what aliases expand the text to: a node costs [`NODE_COST`] and a
+///   scalar its length more, and an alias what its anchor's node cost, as
+///   `yaml_serde` builds a copy of it for each alias; past the budget the
+///   text is refused before `yaml_serde` expands anything (a 2.4 KB file
+///   of nested aliases took 1.4 GB, a 1 MB string anchored and aliased
+///   3,000 times 3.3 GB);
+/// - an anchor name defined twice: `yaml_serde` 0.10 numbers anchors by how
+///   many names it has seen, so a redefined name made a later anchor share
+///   an earlier one's number and `*a` repeat another node (a 1 MB one, 7,000
+///   times: 7.7 GB);
+/// - an alias inside the node its anchor names: `yaml_serde` rebuilds it
+///   level after level until its recursion limit (2.8 GB before the error);
+/// - a list or mapping as a mapping key: comparing such keys costs time
+///   exponential in their nesting (a 1 MB file took 11 s), and no manifest
+///   or config has one.
+struct Guards {
+    /// Each finished anchor's cost, and whether it names a collection.
+    anchors: std::collections::HashMap<Box<[u8]>, (u64, bool)>,
+    /// Each open collection (innermost last).
+    open: Vec<OpenNode>,
     total: u64,
     limit: u64,
 }
 
-impl Expansion {
-    fn new(text: &str) -> Expansion {
-        Expansion {
+/// An open collection for [`Guards`]: its anchor, its cost so far, and for
+/// a mapping whether it waits for a key (`None` for a sequence).
+type OpenNode = (Option<Box<[u8]>>, u64, Option<bool>);
+
+impl Guards {
+    fn new(text: &str) -> Guards {
+        Guards {
             anchors: std::collections::HashMap::new(),
             open: Vec::new(),
             total: 0,
@@ -133,54 +165,102 @@ impl Expansion {
         }
     }
 
-    /// Counts `cost` in the text and in the innermost open collection;
-    /// `false` past the budget.
-    fn add(&mut self, cost: u64) -> bool {
-        self.total = self.total.saturating_add(cost);
-        if let Some((_, c)) = self.open.last_mut() {
-            *c = c.saturating_add(cost);
-        }
-        self.total <= self.limit
+    /// Whether the next node is a key of the innermost mapping.
+    fn is_key(&self) -> bool {
+        matches!(self.open.last(), Some((_, _, Some(true))))
     }
 
-    fn start(&mut self, anchor: Option<Box<[u8]>>) -> bool {
-        let ok = self.add(NODE_COST);
-        self.open.push((anchor, NODE_COST));
-        ok
+    /// A node of the innermost collection is complete: in a mapping, a key
+    /// is followed by its value and a value by the next key.
+    fn turn(&mut self) {
+        if let Some((_, _, Some(k))) = self.open.last_mut() {
+            *k = !*k;
+        }
+    }
+
+    /// Counts `cost` in the text and in the innermost open collection.
+    fn add(&mut self, cost: u64, line: usize) -> Result<(), String> {
+        self.total = self.total.saturating_add(cost);
+        if let Some((_, c, _)) = self.open.last_mut() {
+            *c = c.saturating_add(cost);
+        }
+        if self.total > self.limit {
+            return Err(format!(
+                "expands through its aliases (*name) to more than {EXPANSION_PER_BYTE} times its size \
+                 (at line {line}); wasmgate refuses such YAML before building it"
+            ));
+        }
+        Ok(())
+    }
+
+    fn collection_key(line: usize) -> String {
+        format!(
+            "has a list or mapping as a mapping key (at line {line}); wasmgate reads only \
+             strings, numbers, booleans and null as keys"
+        )
+    }
+
+    /// An anchor's name may be given once.
+    fn define(&self, anchor: Option<&[u8]>, line: usize) -> Result<(), String> {
+        let Some(a) = anchor else { return Ok(()) };
+        if self.anchors.contains_key(a) || self.open.iter().any(|(o, _, _)| o.as_deref() == Some(a)) {
+            return Err(format!(
+                "defines the anchor &{} twice (at line {line}); give each anchor its own name",
+                String::from_utf8_lossy(a)
+            ));
+        }
+        Ok(())
+    }
+
+    fn start(&mut self, anchor: Option<Box<[u8]>>, mapping: bool, line: usize) -> Result<(), String> {
+        if self.is_key() {
+            return Err(Self::collection_key(line));
+        }
+        self.define(anchor.as_deref(), line)?;
+        self.add(NODE_COST, line)?;
+        self.open.push((anchor, NODE_COST, mapping.then_some(true)));
+        Ok(())
     }
 
     fn end(&mut self) {
-        if let Some((anchor, cost)) = self.open.pop() {
+        if let Some((anchor, cost, _)) = self.open.pop() {
             // The parent already counted the children in the total.
-            if let Some((_, c)) = self.open.last_mut() {
+            if let Some((_, c, _)) = self.open.last_mut() {
                 *c = c.saturating_add(cost);
             }
             if let Some(a) = anchor {
-                self.anchors.insert(a, cost);
+                self.anchors.insert(a, (cost, true));
             }
         }
+        self.turn();
     }
 
-    fn scalar(&mut self, anchor: Option<Box<[u8]>>, len: usize) -> bool {
+    fn scalar(&mut self, anchor: Option<Box<[u8]>>, len: usize, line: usize) -> Result<(), String> {
+        self.define(anchor.as_deref(), line)?;
         let cost = NODE_COST.saturating_add(len as u64);
         if let Some(a) = anchor {
-            self.anchors.insert(a, cost);
+            self.anchors.insert(a, (cost, false));
         }
-        self.add(cost)
+        self.turn();
+        self.add(cost, line)
     }
 
     /// An alias costs what its anchor did (an unknown one is
     /// `yaml_serde`'s error; it costs a node here).
-    fn alias(&mut self, anchor: &[u8]) -> bool {
-        let cost = self.anchors.get(anchor).copied().unwrap_or(NODE_COST);
-        self.add(cost)
-    }
-
-    fn refusal(line: usize) -> String {
-        format!(
-            "expands through its aliases (*name) to more than {EXPANSION_PER_BYTE} times its size \
-             (at line {line}); wasmgate refuses such YAML before building it"
-        )
+    fn alias(&mut self, anchor: &[u8], line: usize) -> Result<(), String> {
+        if self.open.iter().any(|(o, _, _)| o.as_deref() == Some(anchor)) {
+            return Err(format!(
+                "uses the alias *{} inside the node its anchor names (at line {line}); \
+                 wasmgate refuses recursive YAML",
+                String::from_utf8_lossy(anchor)
+            ));
+        }
+        let (cost, collection) = self.anchors.get(anchor).copied().unwrap_or((NODE_COST, false));
+        if collection && self.is_key() {
+            return Err(Self::collection_key(line));
+        }
+        self.turn();
+        self.add(cost, line)
     }
 }
 
@@ -199,7 +279,7 @@ pub(crate) fn decode(text: &str, max_depth: usize) -> Decoded {
     let Some(mut events) = Events::new(text) else {
         return Decoded::Refused(NO_PARSER.to_string());
     };
-    let mut expansion = Expansion::new(text);
+    let mut guards = Guards::new(text);
     let mut depth = 0usize;
     let mut documents = 0usize;
     // Cleared when a form is found that `yaml_serde` must decode; the
@@ -207,10 +287,6 @@ pub(crate) fn decode(text: &str, max_depth: usize) -> Decoded {
     let mut building = true;
     let mut stack: Vec<Open> = Vec::new();
     let mut root: Option<Value> = None;
-    // Kept in every mode: for each open collection, `None` for a
-    // sequence, for a mapping whether it waits for a key (so a scalar's
-    // place is known).
-    let mut keys: Vec<Option<bool>> = Vec::new();
     // Plain integers past 64 bits (not keys), by byte offset, and whether
     // anything makes the quoting's order uncertain.
     let mut out_of_range: Vec<usize> = Vec::new();
@@ -219,13 +295,15 @@ pub(crate) fn decode(text: &str, max_depth: usize) -> Decoded {
         let Some((event, line, at)) = events.next() else {
             return unsure();
         };
-        let is_key = keys.last() == Some(&Some(true));
+        // Kept in every mode (by the guards): whether this node is a key.
+        let is_key = guards.is_key();
         let node = match event {
             Event::StreamStart | Event::DocumentEnd => continue,
             Event::StreamEnd => break,
             Event::DocumentStart => {
                 documents += 1;
                 building &= documents == 1;
+                guards.anchors.clear();
                 continue;
             }
             Event::Start {
@@ -242,10 +320,9 @@ pub(crate) fn decode(text: &str, max_depth: usize) -> Decoded {
                 // anchor, whose integers are met there first); a tag may.
                 uncertain |= tag;
                 building &= anchor.is_none() && !tag;
-                if !expansion.start(anchor) {
-                    return Decoded::Refused(Expansion::refusal(line));
+                if let Err(m) = guards.start(anchor, mapping, line) {
+                    return Decoded::Refused(m);
                 }
-                keys.push(mapping.then_some(true));
                 if building {
                     stack.push(if mapping {
                         Open::Mapping(Mapping::new(), None)
@@ -257,9 +334,7 @@ pub(crate) fn decode(text: &str, max_depth: usize) -> Decoded {
             }
             Event::End => {
                 depth = depth.saturating_sub(1);
-                expansion.end();
-                keys.pop();
-                turn(&mut keys);
+                guards.end();
                 if !building {
                     continue;
                 }
@@ -278,11 +353,10 @@ pub(crate) fn decode(text: &str, max_depth: usize) -> Decoded {
                 anchor,
                 ..
             } => {
-                turn(&mut keys);
                 // yaml_serde builds what an anchor names (and its aliases).
                 building &= anchor.is_none();
-                if !expansion.scalar(anchor, value.len()) {
-                    return Decoded::Refused(Expansion::refusal(line));
+                if let Err(m) = guards.scalar(anchor, value.len(), line) {
+                    return Decoded::Refused(m);
                 }
                 let resolved = if plain {
                     self::plain(value)
@@ -317,10 +391,9 @@ pub(crate) fn decode(text: &str, max_depth: usize) -> Decoded {
                 }
             }
             Event::Alias { anchor } => {
-                turn(&mut keys);
                 building = false;
-                if !expansion.alias(&anchor) {
-                    return Decoded::Refused(Expansion::refusal(line));
+                if let Err(m) = guards.alias(&anchor, line) {
+                    return Decoded::Refused(m);
                 }
                 continue;
             }
@@ -330,11 +403,10 @@ pub(crate) fn decode(text: &str, max_depth: usize) -> Decoded {
                 anchor,
                 ..
             } => {
-                turn(&mut keys);
                 uncertain = true;
                 building = false;
-                if !expansion.scalar(anchor, len) {
-                    return Decoded::Refused(Expansion::refusal(line));
+                if let Err(m) = guards.scalar(anchor, len, line) {
+                    return Decoded::Refused(m);
                 }
                 continue;
             }
@@ -358,14 +430,6 @@ pub(crate) fn decode(text: &str, max_depth: usize) -> Decoded {
     }
 }
 
-/// A node of the innermost collection is complete: in a mapping, a key is
-/// followed by its value and a value by the next key.
-fn turn(keys: &mut [Option<bool>]) {
-    if let Some(Some(k)) = keys.last_mut() {
-        *k = !*k;
-    }
-}
-
 /// `Err(message)` naming the line where the collections of `text` nest
 /// deeper than `max_depth`, counted on the parser's events (the parse
 /// stops there); also [`decode`]'s other refusals (directives, aliases'
@@ -376,29 +440,28 @@ pub(crate) fn nesting(text: &str, max_depth: usize) -> Result<(), String> {
     let Some(mut events) = Events::new(text) else {
         return Err(NO_PARSER.to_string());
     };
-    let mut expansion = Expansion::new(text);
+    let mut guards = Guards::new(text);
     let mut depth = 0usize;
     while let Some((event, line, _)) = events.next() {
-        let within = match event {
-            Event::Start { anchor, .. } => {
+        match event {
+            Event::Start {
+                anchor, mapping, ..
+            } => {
                 depth += 1;
                 if depth > max_depth {
                     return Err(super::depth::too_deep(line, max_depth));
                 }
-                expansion.start(anchor)
+                guards.start(anchor, mapping, line)?;
             }
             Event::End => {
                 depth = depth.saturating_sub(1);
-                expansion.end();
-                true
+                guards.end();
             }
-            Event::Scalar { len, anchor, .. } => expansion.scalar(anchor, len),
-            Event::Alias { anchor } => expansion.alias(&anchor),
+            Event::Scalar { len, anchor, .. } => guards.scalar(anchor, len, line)?,
+            Event::Alias { anchor } => guards.alias(&anchor, line)?,
+            Event::DocumentStart => guards.anchors.clear(),
             Event::StreamEnd => break,
-            _ => true,
-        };
-        if !within {
-            return Err(Expansion::refusal(line));
+            Event::StreamStart | Event::DocumentEnd => {}
         }
     }
     Ok(())
@@ -672,8 +735,9 @@ mod tests {
         match decode(text, 64) {
             Decoded::Value(v) => Some(v),
             Decoded::TooDeep { line } => panic!("{text:?}: too deep at line {line}"),
-            Decoded::HandOver { .. } => None,
-            Decoded::Refused(m) => panic!("{text:?}: {m}"),
+            // A guard's refusal (a collection as a key, an anchor twice)
+            // answers nothing about decoding alike.
+            Decoded::HandOver { .. } | Decoded::Refused(_) => None,
         }
     }
 
@@ -871,6 +935,44 @@ mod tests {
         assert!(matches!(decode(&over, 64), Decoded::Refused(_)));
     }
 
+    /// `Refused`'s message, or a panic naming what came instead.
+    fn refused(text: &str) -> String {
+        match decode(text, 64) {
+            Decoded::Refused(m) => {
+                assert_eq!(nesting(text, 64).unwrap_err(), m, "{text:?}");
+                m
+            }
+            _ => panic!("{text:?} not refused"),
+        }
+    }
+
+    #[test]
+    fn the_second_attackers_forms_are_refused_on_the_events() {
+        let big = "x".repeat(100_000);
+        // An anchor name given twice (yaml_serde numbered the third anchor
+        // like the second `&a`, so `*a` repeated the large node).
+        let m = refused(&format!("args: [&a x, &b y, &a z, &c {big}, *a, *a]\n"));
+        assert!(m.contains("defines the anchor &a twice (at line 1)"), "{m}");
+        // An alias inside its own anchor's node.
+        let m = refused("a: &a [1, *a]\n");
+        assert!(m.contains("uses the alias *a inside the node its anchor names"), "{m}");
+        let m = refused("a: &a {k: [*a]}\n");
+        assert!(m.contains("*a inside"), "{m}");
+        // A collection as a key, with or without aliases.
+        let m = refused("? {a: {b: 1}}\n: x\n");
+        assert!(m.contains("has a list or mapping as a mapping key (at line 1)"), "{m}");
+        assert!(refused("{[1]: 2}\n").contains("as a mapping key"));
+        // Also through an alias to a collection; an alias to a scalar stays
+        // a key.
+        assert!(refused("a: &k {b: 1}\nc: {*k : 2}\n").contains("as a mapping key (at line 2)"));
+        assert!(matches!(decode("a: &k b\nc: {*k : 2}\n", 64), Decoded::HandOver { .. }));
+        // Scalars keep being keys, values keep being collections.
+        assert!(fast("? a\n: [1, {b: 2}]\n").is_some());
+        // Anchors are per document: the same name in the next one is
+        // yaml_serde's to judge (it refuses a second document).
+        assert!(matches!(decode("--- &a 1\n--- &a 2\n", 64), Decoded::HandOver { .. }));
+    }
+
     #[test]
     fn more_directives_than_the_limit_are_refused_before_the_parser() {
         let tags = |n: usize| {
@@ -890,6 +992,14 @@ mod tests {
         // Lone carriage returns break lines for libyaml, so they count.
         let cr = format!("{}---\ra: 1\r", tags(MAX_DIRECTIVES + 1).replace('\n', "\r"));
         assert!(matches!(decode(&cr, 64), Decoded::Refused(_)));
+        // Every line break libyaml reads counts: NEL, U+2028, U+2029.
+        for sep in ["\u{85}", "\u{2028}", "\u{2029}"] {
+            let t = format!("{}---\na: 1\n", tags(MAX_DIRECTIVES + 1).replace('\n', sep));
+            let Decoded::Refused(m) = decode(&t, 64) else {
+                panic!("{sep:?} not refused")
+            };
+            assert!(m.contains("(at line 65)"), "{m}");
+        }
         // 100,000 of them are refused at once (60,000 took 7 s in libyaml).
         let many = format!("{}---\na: 1\n", tags(100_000));
         assert!(matches!(decode(&many, 64), Decoded::Refused(_)));
@@ -988,10 +1098,10 @@ mod tests {
         ] {
             assert!(fast(text).is_none(), "{text:?}");
         }
-        // Collections: nested, flow and block, keys of every kind.
+        // Collections: nested, flow and block, keys of every scalar kind.
         for text in [
             "a:\n  - 1\n  - [x, {y: z}]\n  - {}\n  - []\nb: null\n",
-            "? [a, b]\n: 1\n? {c: d}\n: 2\n1: x\n1.5: y\ntrue: z\n~: w\n",
+            "? a\n: 1\n1: x\n1.5: y\ntrue: z\n~: w\n",
             "- |\n  text\n  more\n- >\n  folded\n  line\n- 'q''s'\n- \"\\u00e9\\t\"\n",
             "plain scalar\n",
             "%YAML 1.2\n---\na: 1\n...\n",
