@@ -191,6 +191,7 @@ async def main():
             r = await plain.post(args.http, json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
                                  headers={"Accept": "application/json, text/event-stream"})
             out["no_token_status"] = r.status_code
+            out["no_token_connection"] = r.headers.get("connection")
             r = await plain.post(args.http, json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
                                  headers={"Accept": "application/json, text/event-stream",
                                           "Authorization": "Bearer wrong-token"})
@@ -200,6 +201,7 @@ async def main():
             r = await plain.post(args.http, json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
                                  headers={**auth, "Origin": "http://attacker.example"})
             out["foreign_origin_status"] = r.status_code
+            out["foreign_origin_connection"] = r.headers.get("connection")
             r = await plain.post(args.http, json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
                                  headers={**auth, "Origin": "http://localhost:6274"})
             out["loopback_origin_status"] = r.status_code

@@ -302,7 +302,7 @@ pub async fn serve_http(
             let token = token.clone();
             let trusted = trusted.clone();
             let sessions = sessions.clone();
-            async move {
+            let respond = async move {
                 if let Some(expected) = &token
                     && !authorized(&req, expected)
                 {
@@ -332,7 +332,8 @@ pub async fn serve_http(
                     return Ok(too_many_sessions(max_sessions));
                 }
                 mcp.call(req).await
-            }
+            };
+            async move { respond.await.map(close_after_error) }
         });
         let header_timeout = limits.header_timeout;
         tasks.spawn(async move {
@@ -388,6 +389,22 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
         return false;
     }
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// An error answer closes its connection, and says so (`Connection:
+/// close`): it is given before the request's body is read (the bearer
+/// check, rmcp's Origin check), and hyper then closes the connection after
+/// the answer, so a client that sent its next request on the same
+/// connection got no answer at all (the Python SDK's `httpx`: "Server
+/// disconnected without sending a response" after a refused Origin).
+fn close_after_error<B>(mut r: hyper::Response<B>) -> hyper::Response<B> {
+    if r.status().is_client_error() || r.status().is_server_error() {
+        r.headers_mut().insert(
+            hyper::header::CONNECTION,
+            hyper::header::HeaderValue::from_static("close"),
+        );
+    }
+    r
 }
 
 fn unauthorized() -> hyper::Response<BoxBody> {

@@ -277,6 +277,12 @@ fn gateway_http_python_sdk_with_bearer_token_and_sighup_refresh() {
     // DNS rebinding / cross-site pages: a browser Origin that is not
     // loopback is refused even with the token; a loopback one is not.
     assert_eq!(r["foreign_origin_status"], 403, "{r:#}");
+    // A refusal closes its connection and says so: answered before the
+    // body is read, the connection could not serve the client's next
+    // request (httpx reuses it: "Server disconnected without sending a
+    // response").
+    assert_eq!(r["no_token_connection"], "close", "{r:#}");
+    assert_eq!(r["foreign_origin_connection"], "close", "{r:#}");
     assert_ne!(r["loopback_origin_status"], 403, "{r:#}");
     assert_ne!(r["loopback_origin_status"], 401, "{r:#}");
     check_common(&r, &w);
