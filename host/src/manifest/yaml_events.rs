@@ -165,6 +165,13 @@ impl Guards {
         }
     }
 
+    /// Anchors belong to their document. A fresh table, not `clear()`:
+    /// clearing keeps the capacity and walks it at every document (240,000
+    /// anchors and as many empty documents took 9 s).
+    fn new_document(&mut self) {
+        self.anchors = std::collections::HashMap::new();
+    }
+
     /// Whether the next node is a key of the innermost mapping.
     fn is_key(&self) -> bool {
         matches!(self.open.last(), Some((_, _, Some(true))))
@@ -186,8 +193,9 @@ impl Guards {
         }
         if self.total > self.limit {
             return Err(format!(
-                "expands through its aliases (*name) to more than {EXPANSION_PER_BYTE} times its size \
-                 (at line {line}); wasmgate refuses such YAML before building it"
+                "expands through its aliases (*name) or tag prefixes (%TAG) to more than \
+                 {EXPANSION_PER_BYTE} times its size (at line {line}); wasmgate refuses such YAML \
+                 before building it"
             ));
         }
         Ok(())
@@ -212,13 +220,22 @@ impl Guards {
         Ok(())
     }
 
-    fn start(&mut self, anchor: Option<Box<[u8]>>, mapping: bool, line: usize) -> Result<(), String> {
+    /// A collection starts; `tag`: its tag's length (it is kept with the
+    /// node, so it counts in its cost).
+    fn start(
+        &mut self,
+        anchor: Option<Box<[u8]>>,
+        mapping: bool,
+        tag: usize,
+        line: usize,
+    ) -> Result<(), String> {
         if self.is_key() {
             return Err(Self::collection_key(line));
         }
         self.define(anchor.as_deref(), line)?;
-        self.add(NODE_COST, line)?;
-        self.open.push((anchor, NODE_COST, mapping.then_some(true)));
+        let cost = NODE_COST.saturating_add(tag as u64);
+        self.add(cost, line)?;
+        self.open.push((anchor, cost, mapping.then_some(true)));
         Ok(())
     }
 
@@ -303,7 +320,7 @@ pub(crate) fn decode(text: &str, max_depth: usize) -> Decoded {
             Event::DocumentStart => {
                 documents += 1;
                 building &= documents == 1;
-                guards.anchors.clear();
+                guards.new_document();
                 continue;
             }
             Event::Start {
@@ -318,9 +335,9 @@ pub(crate) fn decode(text: &str, max_depth: usize) -> Decoded {
                 // An anchor or alias does not change the order in which the
                 // quoting meets the integers (an alias comes after its
                 // anchor, whose integers are met there first); a tag may.
-                uncertain |= tag;
-                building &= anchor.is_none() && !tag;
-                if let Err(m) = guards.start(anchor, mapping, line) {
+                uncertain |= tag > 0;
+                building &= anchor.is_none() && tag == 0;
+                if let Err(m) = guards.start(anchor, mapping, tag, line) {
                     return Decoded::Refused(m);
                 }
                 if building {
@@ -445,13 +462,15 @@ pub(crate) fn nesting(text: &str, max_depth: usize) -> Result<(), String> {
     while let Some((event, line, _)) = events.next() {
         match event {
             Event::Start {
-                anchor, mapping, ..
+                anchor,
+                mapping,
+                tag,
             } => {
                 depth += 1;
                 if depth > max_depth {
                     return Err(super::depth::too_deep(line, max_depth));
                 }
-                guards.start(anchor, mapping, line)?;
+                guards.start(anchor, mapping, tag, line)?;
             }
             Event::End => {
                 depth = depth.saturating_sub(1);
@@ -459,7 +478,7 @@ pub(crate) fn nesting(text: &str, max_depth: usize) -> Result<(), String> {
             }
             Event::Scalar { len, anchor, .. } => guards.scalar(anchor, len, line)?,
             Event::Alias { anchor } => guards.alias(&anchor, line)?,
-            Event::DocumentStart => guards.anchors.clear(),
+            Event::DocumentStart => guards.new_document(),
             Event::StreamEnd => break,
             Event::StreamStart | Event::DocumentEnd => {}
         }
@@ -586,11 +605,12 @@ enum Event {
     StreamEnd,
     DocumentStart,
     DocumentEnd,
-    /// A sequence or mapping starts: its anchor's name, whether it has a
-    /// tag, whether it is a mapping.
+    /// A sequence or mapping starts: its anchor's name, its tag's length
+    /// in bytes (0: none; libyaml gives it with its `%TAG` prefix
+    /// expanded), whether it is a mapping.
     Start {
         anchor: Option<Box<[u8]>>,
-        tag: bool,
+        tag: usize,
         mapping: bool,
     },
     /// A sequence or mapping ends.
@@ -605,6 +625,18 @@ enum Event {
     },
     /// An alias, with the name of the anchor it repeats.
     Alias { anchor: Box<[u8]> },
+}
+
+/// The length of libyaml's NUL-terminated tag string (0 for null).
+///
+/// # Safety
+/// As [`anchor_name`].
+unsafe fn tag_len(p: *const u8) -> usize {
+    if p.is_null() {
+        return 0;
+    }
+    // SAFETY: as the caller promises.
+    unsafe { std::ffi::CStr::from_ptr(p.cast()) }.to_bytes().len()
 }
 
 /// An anchor's name from libyaml's NUL-terminated string (`None` for null).
@@ -672,7 +704,7 @@ impl<'t> Events<'t> {
                     let s = event.data.sequence_start;
                     Event::Start {
                         anchor: anchor_name(s.anchor),
-                        tag: !s.tag.is_null(),
+                        tag: tag_len(s.tag),
                         mapping: false,
                     }
                 }
@@ -680,7 +712,7 @@ impl<'t> Events<'t> {
                     let m = event.data.mapping_start;
                     Event::Start {
                         anchor: anchor_name(m.anchor),
-                        tag: !m.tag.is_null(),
+                        tag: tag_len(m.tag),
                         mapping: true,
                     }
                 }
@@ -696,7 +728,9 @@ impl<'t> Events<'t> {
                     };
                     Event::Scalar {
                         value,
-                        len: s.length as usize,
+                        // A tag is built and kept with its node (yaml_serde's
+                        // `TaggedValue`): it counts as the node's text.
+                        len: (s.length as usize).saturating_add(tag_len(s.tag)),
                         plain: s.style == sys::YAML_PLAIN_SCALAR_STYLE,
                         anchor: anchor_name(s.anchor),
                     }
@@ -971,6 +1005,39 @@ mod tests {
         // Anchors are per document: the same name in the next one is
         // yaml_serde's to judge (it refuses a second document).
         assert!(matches!(decode("--- &a 1\n--- &a 2\n", 64), Decoded::HandOver { .. }));
+    }
+
+    #[test]
+    fn tags_count_in_what_a_text_expands_to() {
+        // A long tag on an anchored node, aliased (each copy keeps it).
+        let tag = "t".repeat(100_000);
+        let m = refused(&format!("x: &a !{tag} ~\nl: [{}]\n", vec!["*a"; 500].join(", ")));
+        assert!(m.contains("expands through its aliases (*name) or tag prefixes"), "{m}");
+        // A `%TAG` prefix that libyaml expands on every use, no alias at all.
+        let t = format!(
+            "%TAG !e! tag:{}:\n---\n[{}]\n",
+            "p".repeat(100_000),
+            vec!["!e!x ~"; 500].join(", ")
+        );
+        assert!(refused(&t).contains("tag prefixes (%TAG)"));
+        assert!(refused(&format!("%TAG !e! tag:{}:\n---\n[{}]\n", "p".repeat(100_000), vec!["!e!x [1]"; 500].join(", ")))
+            .contains("(%TAG)"));
+        // Short tags as configs use them are handed over as before.
+        assert!(matches!(decode("a: !env HOME\nb: !!str 1\n", 64), Decoded::HandOver { .. }));
+    }
+
+    #[test]
+    fn a_new_document_starts_an_empty_anchor_table_without_its_old_capacity() {
+        // `clear()` kept the capacity and walked it at every document: 240,000
+        // anchors and as many empty documents took 9 s.
+        let mut g = Guards::new("");
+        for i in 0..1000 {
+            g.scalar(Some(format!("a{i}").into_bytes().into()), 1, 1).unwrap();
+        }
+        g.new_document();
+        assert_eq!(g.anchors.capacity(), 0);
+        // The same name in the next document is no redefinition.
+        g.scalar(Some(b"a1".to_vec().into()), 1, 2).unwrap();
     }
 
     #[test]
