@@ -114,9 +114,9 @@ fn line_of(text: &str, at: usize) -> usize {
 const NODE_COST: u64 = 32;
 
 /// [`Guards`]' budget: this many times the text's length, plus
-/// [`EXPANSION_FLOOR`]. A text without aliases costs at most about 17
-/// times its length (every node takes two bytes or more), so only aliases
-/// reach it.
+/// [`EXPANSION_FLOOR`]. A text without aliases or `%TAG` prefixes costs
+/// at most about 17 times its length (every node takes two bytes or more),
+/// so only those reach it.
 pub(crate) const EXPANSION_PER_BYTE: u64 = 40;
 
 /// [`Guards`]' budget for any text, however short.
@@ -125,12 +125,14 @@ const EXPANSION_FLOOR: u64 = 1 << 20;
 /// The guards on a text's events that `yaml_serde` does not keep (found by
 /// attackers), for [`decode`] and [`nesting`] alike:
 ///
-/// - what aliases expand the text to: a node costs [`NODE_COST`] and a
-///   scalar its length more, and an alias what its anchor's node cost, as
-///   `yaml_serde` builds a copy of it for each alias; past the budget the
-///   text is refused before `yaml_serde` expands anything (a 2.4 KB file
-///   of nested aliases took 1.4 GB, a 1 MB string anchored and aliased
-///   3,000 times 3.3 GB);
+/// - what aliases and tags expand the text to: a node costs [`NODE_COST`]
+///   and its scalar and its tag (a `%TAG` prefix expanded, as libyaml
+///   gives it) their length more, and an alias what its anchor's node
+///   cost, as `yaml_serde` builds a copy of it for each alias and keeps
+///   each tag; past the budget the text is refused before `yaml_serde`
+///   expands anything (a 2.4 KB file of nested aliases took 1.4 GB, a 1 MB
+///   string or tag anchored and aliased 3,000 times 3.3 GB, as did a 1 MB
+///   `%TAG` prefix used 3,000 times);
 /// - an anchor name defined twice: `yaml_serde` 0.10 numbers anchors by how
 ///   many names it has seen, so a redefined name made a later anchor share
 ///   an earlier one's number and `*a` repeat another node (a 1 MB one, 7,000
