@@ -174,6 +174,11 @@ impl Guards {
         self.anchors = std::collections::HashMap::new();
     }
 
+    /// How many collections are open: the nesting depth.
+    fn depth(&self) -> usize {
+        self.open.len()
+    }
+
     /// Whether the next node is a key of the innermost mapping.
     fn is_key(&self) -> bool {
         matches!(self.open.last(), Some((_, _, Some(true))))
@@ -299,7 +304,6 @@ pub(crate) fn decode(text: &str, max_depth: usize) -> Decoded {
         return Decoded::Refused(NO_PARSER.to_string());
     };
     let mut guards = Guards::new(text);
-    let mut depth = 0usize;
     let mut documents = 0usize;
     // Cleared when a form is found that `yaml_serde` must decode; the
     // events are then only counted.
@@ -330,8 +334,7 @@ pub(crate) fn decode(text: &str, max_depth: usize) -> Decoded {
                 tag,
                 mapping,
             } => {
-                depth += 1;
-                if depth > max_depth {
+                if guards.depth() >= max_depth {
                     return Decoded::TooDeep { line };
                 }
                 // An anchor or alias does not change the order in which the
@@ -352,7 +355,6 @@ pub(crate) fn decode(text: &str, max_depth: usize) -> Decoded {
                 continue;
             }
             Event::End => {
-                depth = depth.saturating_sub(1);
                 guards.end();
                 if !building {
                     continue;
@@ -368,13 +370,13 @@ pub(crate) fn decode(text: &str, max_depth: usize) -> Decoded {
             }
             Event::Scalar {
                 value: Some(value),
+                len,
                 plain,
                 anchor,
-                ..
             } => {
                 // yaml_serde builds what an anchor names (and its aliases).
                 building &= anchor.is_none();
-                if let Err(m) = guards.scalar(anchor, value.len(), line) {
+                if let Err(m) = guards.scalar(anchor, len, line) {
                     return Decoded::Refused(m);
                 }
                 let resolved = if plain {
@@ -460,7 +462,6 @@ pub(crate) fn nesting(text: &str, max_depth: usize) -> Result<(), String> {
         return Err(NO_PARSER.to_string());
     };
     let mut guards = Guards::new(text);
-    let mut depth = 0usize;
     while let Some((event, line, _)) = events.next() {
         match event {
             Event::Start {
@@ -468,16 +469,12 @@ pub(crate) fn nesting(text: &str, max_depth: usize) -> Result<(), String> {
                 mapping,
                 tag,
             } => {
-                depth += 1;
-                if depth > max_depth {
+                if guards.depth() >= max_depth {
                     return Err(super::depth::too_deep(line, max_depth));
                 }
                 guards.start(anchor, mapping, tag, line)?;
             }
-            Event::End => {
-                depth = depth.saturating_sub(1);
-                guards.end();
-            }
+            Event::End => guards.end(),
             Event::Scalar { len, anchor, .. } => guards.scalar(anchor, len, line)?,
             Event::Alias { anchor } => guards.alias(&anchor, line)?,
             Event::DocumentStart => guards.new_document(),
