@@ -286,6 +286,22 @@ impl Mapping {
         });
     }
 
+    /// A mapping of `entries`, whose keys the caller knows to be
+    /// distinct (the decoder checked each as it came), with its index when
+    /// it is large enough for one.
+    pub(crate) fn from_distinct(entries: Vec<(Value, Value)>) -> Mapping {
+        let mut m = Mapping {
+            entries,
+            index: None,
+        };
+        m.reindex();
+        m
+    }
+
+    /// Largest number of entries a mapping may have without an index: the
+    /// decoder keeps smaller ones on its stack ([`Mapping::from_distinct`]).
+    pub(crate) const UNINDEXED_MAX: usize = INDEXED_FROM - 1;
+
     /// The value of `key`.
     pub fn get<K: Key + ?Sized>(&self, key: &K) -> Option<&Value> {
         self.position(key).map(|i| &self.entries[i].1)

@@ -34,7 +34,7 @@ fn oauth_server(h: &Host, server: &str) -> Result<(String, crate::OAuthConfig), 
         ));
     };
     match (&s.spec.transport, &s.spec.oauth) {
-        (Transport::Http { url, .. }, Some(cfg)) => Ok((url.clone(), cfg.clone())),
+        (Transport::Http { url, .. }, Some(cfg)) => Ok((url.clone(), (**cfg).clone())),
         _ => Err(format!(
             "server '{}' has no `auth: oauth` in its entry (docs/mcp-client.md §9)",
             crate::terminal::line(server)

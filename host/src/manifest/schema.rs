@@ -575,7 +575,9 @@ pub fn servers_from_value(
         }
     };
     // Sanitised name → the first server (valid or not) that mints it.
-    let mut prefixes: HashMap<String, String> = HashMap::new();
+    let mut prefixes: HashMap<String, String> = HashMap::with_capacity(m.len());
+    out.order.reserve(m.len());
+    out.servers.reserve(m.len());
     for (k, entry) in m {
         let name = match k {
             Value::String(s) if is_server_name(s) => s.clone(),
@@ -856,7 +858,7 @@ pub fn server_from_value(
                 }
                 secrets
             },
-            oauth,
+            oauth: oauth.map(Box::new),
         }),
         _ => {
             // Every path to "no transport" pushes its reason; this is a

@@ -83,7 +83,9 @@ pub struct ServerSpec {
     pub secrets: Vec<String>,
     /// `auth: oauth` (HTTP servers only; docs/mcp-client.md §9): the
     /// server's tokens come from `wasmgate login`. `None`: static headers.
-    pub oauth: Option<OAuthConfig>,
+    /// Boxed: few servers have one, and inline it was 248 of the entry's
+    /// 672 bytes (`docs/performance.md`, "2026-12-05 (night)").
+    pub oauth: Option<Box<OAuthConfig>>,
 }
 
 /// The OAuth settings of one server entry (`auth: oauth` and its `oauth:`

@@ -309,6 +309,8 @@ pub(crate) fn decode(text: &str, max_depth: usize) -> Decoded {
     // events are then only counted.
     let mut building = true;
     let mut stack: Vec<Open> = Vec::new();
+    // The children of every open collection, innermost last (`Open`).
+    let mut children: Vec<Value> = Vec::new();
     let mut root: Option<Value> = None;
     // Plain integers past 64 bits (not keys), by byte offset, and whether
     // anything makes the quoting's order uncertain.
@@ -346,11 +348,7 @@ pub(crate) fn decode(text: &str, max_depth: usize) -> Decoded {
                     return Decoded::Refused(m);
                 }
                 if building {
-                    stack.push(if mapping {
-                        Open::Mapping(Mapping::new(), None)
-                    } else {
-                        Open::Sequence(Vec::new())
-                    });
+                    stack.push(Open::new(mapping, &children));
                 }
                 continue;
             }
@@ -359,10 +357,9 @@ pub(crate) fn decode(text: &str, max_depth: usize) -> Decoded {
                 if !building {
                     continue;
                 }
-                match stack.pop() {
-                    Some(Open::Sequence(v)) => Value::Sequence(v),
-                    Some(Open::Mapping(m, None)) => Value::Mapping(m),
-                    _ => {
+                match stack.pop().and_then(|o| o.finish(&mut children)) {
+                    Some(node) => node,
+                    None => {
                         building = false;
                         continue;
                     }
@@ -432,10 +429,11 @@ pub(crate) fn decode(text: &str, max_depth: usize) -> Decoded {
                 continue;
             }
         };
-        building &= hand_up(&mut stack, &mut root, node);
+        building &= hand_up(&mut stack, &mut children, &mut root, node);
         if !building {
             // Nothing built is used any more; free it while counting on.
             stack = Vec::new();
+            children = Vec::new();
             root = None;
         }
     }
@@ -487,30 +485,108 @@ pub(crate) fn nesting(text: &str, max_depth: usize) -> Result<(), String> {
 
 /// One open collection while the tree is built.
 enum Open {
-    Sequence(Vec<Value>),
-    /// A mapping, and its key waiting for a value.
-    Mapping(Mapping, Option<Value>),
+    /// A sequence, or a mapping of at most [`Mapping::UNINDEXED_MAX`]
+    /// entries: its children sit on the shared stack from `start` (a
+    /// mapping's as key, value, key, …) until it ends, and then move into
+    /// a vector of exactly their number — most of a manifest's mappings
+    /// have one to three entries, and a vector grown by pushes would hold
+    /// room for four (a third of a load's memory, `docs/performance.md`).
+    Stacked { start: usize, mapping: bool },
+    /// A larger mapping, built in place with its index (a lookup per key
+    /// instead of a scan), and its key waiting for a value.
+    Indexed(Mapping, Option<Value>),
+}
+
+impl Open {
+    fn new(mapping: bool, children: &[Value]) -> Open {
+        Open::Stacked {
+            start: children.len(),
+            mapping,
+        }
+    }
+
+    /// The finished node; `None` for a mapping left with a key that has no
+    /// value (libyaml never ends one so).
+    fn finish(self, children: &mut Vec<Value>) -> Option<Value> {
+        match self {
+            Open::Stacked {
+                start,
+                mapping: false,
+            } => Some(Value::Sequence(children.drain(start..).collect())),
+            Open::Stacked {
+                start,
+                mapping: true,
+            } => {
+                if !(children.len() - start).is_multiple_of(2) {
+                    return None;
+                }
+                let mut entries = Vec::with_capacity((children.len() - start) / 2);
+                let mut drain = children.drain(start..);
+                while let (Some(k), Some(v)) = (drain.next(), drain.next()) {
+                    entries.push((k, v));
+                }
+                Some(Value::Mapping(Mapping::from_distinct(entries)))
+            }
+            Open::Indexed(m, None) => Some(Value::Mapping(m)),
+            Open::Indexed(_, Some(_)) => None,
+        }
+    }
 }
 
 /// Gives a finished node to the collection it is in (or makes it the
 /// root); `false` when `yaml_serde` must decode the text instead (a key
 /// given twice: it words the error).
-fn hand_up(stack: &mut [Open], root: &mut Option<Value>, node: Value) -> bool {
-    match stack.last_mut() {
-        None => {
-            if root.is_some() {
+fn hand_up(
+    stack: &mut [Open],
+    children: &mut Vec<Value>,
+    root: &mut Option<Value>,
+    node: Value,
+) -> bool {
+    let Some(open) = stack.last_mut() else {
+        if root.is_some() {
+            return false;
+        }
+        *root = Some(node);
+        return true;
+    };
+    match open {
+        Open::Stacked {
+            mapping: false, ..
+        } => children.push(node),
+        Open::Stacked {
+            start,
+            mapping: true,
+        } => {
+            let held = &children[*start..];
+            // A value: the number held is odd (a key waits).
+            if !held.len().is_multiple_of(2) {
+                children.push(node);
+                return true;
+            }
+            if held.iter().step_by(2).any(|k| *k == node) {
                 return false;
             }
-            *root = Some(node);
+            if held.len() / 2 < Mapping::UNINDEXED_MAX {
+                children.push(node);
+                return true;
+            }
+            // One entry more than a mapping without an index holds: build
+            // it in place from here on.
+            let mut m = Mapping::with_capacity(held.len());
+            let mut drain = children.drain(*start..);
+            while let (Some(k), Some(v)) = (drain.next(), drain.next()) {
+                m.push_new(k, v);
+            }
+            drop(drain);
+            *open = Open::Indexed(m, Some(node));
         }
-        Some(Open::Sequence(v)) => v.push(node),
-        Some(Open::Mapping(m, key @ None)) => {
+        Open::Indexed(m, key @ None) => {
             if m.contains_key(&node) {
                 return false;
             }
             *key = Some(node);
         }
-        Some(Open::Mapping(m, key)) => match key.take() {
+        Open::Indexed(m, key) => match key.take() {
             Some(k) => m.push_new(k, node),
             None => return false,
         },
@@ -786,6 +862,44 @@ mod tests {
             }
             (Some(f), Err(e)) => panic!("{text:?}: fast {f:?}, yaml_serde refuses: {e}"),
             (None, _) => false,
+        }
+    }
+
+    /// Mappings are kept on the decoder's stack up to
+    /// `Mapping::UNINDEXED_MAX` entries and built with their index past it:
+    /// both sides of the switch, nested in lists and in each other, decode
+    /// as `yaml_serde` decodes them, find every key, and hand a key given
+    /// twice (early or late) over to `yaml_serde`, which words the error.
+    #[test]
+    fn mappings_on_both_sides_of_the_index_decode_alike() {
+        for n in [1, 2, 14, 15, 16, 17, 40] {
+            let block: String = (0..n)
+                .map(|i| format!("k{i}: [{i}, {{a: {i}, b: [x, {{c: {i}}}]}}]\n"))
+                .collect();
+            let flow = format!(
+                "[{{{}}}, tail]",
+                (0..n).map(|i| format!("k{i}: {{n: {i}}}")).collect::<Vec<_>>().join(", ")
+            );
+            for text in [&block, &flow] {
+                assert!(same(text), "{text:?} was handed over");
+                let m = match fast(text) {
+                    Some(Value::Mapping(m)) => m,
+                    Some(Value::Sequence(mut items)) => match items.remove(0) {
+                        Value::Mapping(m) => m,
+                        other => panic!("{other:?}"),
+                    },
+                    other => panic!("{other:?}"),
+                };
+                assert_eq!(m.len(), n);
+                for i in 0..n {
+                    assert!(m.get(format!("k{i}").as_str()).is_some(), "k{i} of {n}");
+                }
+            }
+            for dup in [0, n - 1] {
+                let text = format!("{block}k{dup}: again\n");
+                assert!(fast(&text).is_none(), "{text:?}");
+                assert!(crate::manifest::load::decode_with_yaml_serde(&text, &[]).is_err());
+            }
         }
     }
 

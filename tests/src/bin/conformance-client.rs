@@ -84,7 +84,7 @@ async fn run(url: &str, scenario: &str) -> Result<(), String> {
         let dir = tempdir()?;
         oauth::set_token_dir(dir.clone());
         _tokens = Some(TempDir(dir));
-        spec.oauth = Some(oauth_config(scenario));
+        spec.oauth = Some(Box::new(oauth_config(scenario)));
     }
     let mut client = McpClient::new();
     let mut report = client
