@@ -63,7 +63,8 @@ pub enum SkillError {
 }
 
 /// Splits `text` into (front matter YAML, body). `Ok(None)` when the file does
-/// not start with a `---` line.
+/// not start with a `---` line. The YAML keeps that line (YAML's own
+/// document start), so the parser's line numbers are the file's.
 fn split_front_matter<'a>(
     skill: &str,
     text: &'a str,
@@ -81,7 +82,7 @@ fn split_front_matter<'a>(
     for line in lines {
         let t = line.trim_end();
         if t == "---" || t == "..." {
-            let yaml = &text[start..pos];
+            let yaml = &text[..pos];
             let body = &text[pos + line.len()..];
             return Ok(Some((yaml, body)));
         }
@@ -117,11 +118,15 @@ pub fn parse_skill(name: &str, text: &str) -> Result<Skill, SkillError> {
         field: field.to_string(),
         message: message.to_string(),
     };
-    let fm: yaml_serde::Value = if yaml.trim().is_empty() {
+    // Nothing after the opening `---` line: no front matter.
+    let empty = yaml
+        .split_once('\n')
+        .is_none_or(|(_, rest)| rest.trim().is_empty());
+    let fm: yaml_serde::Value = if empty {
         yaml_serde::Value::Null
     } else {
         crate::manifest::depth::check_yaml_depth(yaml, crate::manifest::depth::MAX_DEPTH)
-            .map_err(|e| bad(format!("front matter {e}")))?;
+            .map_err(bad)?;
         yaml_serde::from_str(yaml).map_err(|e| bad(e.to_string()))?
     };
     if !matches!(fm, yaml_serde::Value::Null | yaml_serde::Value::Mapping(_)) {
@@ -296,6 +301,28 @@ mod tests {
 
         let e = parse_skill("empty", "---\nrequires_apps: ''\n---\n").unwrap_err();
         assert!(e.to_string().contains("empty"), "{e}");
+    }
+
+    /// Lines are the file's (the opening `---` is line 1), and the guards'
+    /// messages are not prefixed twice.
+    #[test]
+    fn front_matter_errors_name_the_files_line() {
+        let deep = format!("{}1{}", "[".repeat(70), "]".repeat(70));
+        let e = parse_skill("deep", &format!("---\na: 1\nb: {deep}\n---\nbody\n")).unwrap_err();
+        assert!(
+            e.to_string().starts_with(
+                "skill 'deep': SKILL.md front matter: is nested deeper than 64 levels (at line 3)"
+            ),
+            "{e}"
+        );
+        let e = parse_skill("syntax", "\u{feff}---\r\na: 1\nb: [x\n---\n").unwrap_err();
+        assert!(e.to_string().contains("line 3"), "{e}");
+        // A marker with trailing blanks, and nothing but blanks after it.
+        let s = parse_skill("blank", "---  \n\n  \n---\nbody\n").unwrap();
+        assert_eq!(s.front_matter, yaml_serde::Value::Null);
+        assert_eq!(s.body, "body\n");
+        let s = parse_skill("ok", "--- \ndescription: d\n...\nbody\n").unwrap();
+        assert_eq!(s.description.as_deref(), Some("d"));
     }
 
     #[test]

@@ -111,8 +111,8 @@ pub const MAX_QUOTED_INTEGERS: usize = 64;
 /// when the parser's events pass that depth: the parse stops there, before
 /// `yaml_serde` (whose parse is quadratic in the depth) sees the text. The
 /// events are counted for the whole text, also where the fast decode
-/// hands over, so no text scan runs first (it guessed at quotes and
-/// comments; `super::depth`).
+/// hands over, so no text scan runs first (one did until 2026-12-05 and
+/// guessed at quotes and comments).
 pub fn decode_yaml(text: &str) -> Result<Value, String> {
     use super::yaml_events::Decoded;
     // A byte-order mark, as some Windows editors save one: not content
@@ -253,8 +253,9 @@ fn duplicate_key(raw: &str, text: &str) -> Option<String> {
         _ => None,
     };
     // yaml_serde says "with null key" for a null key and "in YAML map" for
-    // a key that is a list or a mapping.
-    let collection_key = raw.contains("duplicate entry in YAML map");
+    // a key it cannot print: a list or a mapping (refused before it is
+    // built, `yaml_events`), or a tagged scalar (`? !t a` twice).
+    let unprintable_key = raw.contains("duplicate entry in YAML map");
     let key = c.name("key").map_or("null", |k| k.as_str());
     // A string key is printed with Rust's {:?}; plain keys are what we scan for.
     let bare = key
@@ -279,8 +280,8 @@ fn duplicate_key(raw: &str, text: &str) -> Option<String> {
         None => String::new(),
     };
     // The key is the file's own text: shown bounded and redacted.
-    let the_key = if collection_key {
-        "the same list or mapping as a key".to_string()
+    let the_key = if unprintable_key {
+        "the same tagged key".to_string()
     } else {
         format!("the key {}", crate::validation::echo_name(key))
     };
@@ -329,7 +330,7 @@ fn block_key_lines(text: &str, line: usize, col: usize, key: &str) -> Vec<usize>
 /// Decodes JSON text straight into the universal value type, keeping the
 /// order of object keys (OS blocks keep their input order, docs/declarations.md §1.2).
 pub fn decode_json(text: &str) -> Result<Value, String> {
-    super::depth::check_depth(text, super::depth::MAX_DEPTH)?;
+    super::depth::check_json_depth(text, super::depth::MAX_DEPTH)?;
     serde_json::from_str::<Value>(text).map_err(|e| format!("is not valid JSON: {e}"))
 }
 
@@ -1029,6 +1030,12 @@ mod tests {
         let e = decode_yaml("? [1]\n: a\n? [1]\n: b\n").unwrap_err();
         assert!(
             e.contains("has a list or mapping as a mapping key (at line 1)"),
+            "{e}"
+        );
+        // A tagged key yaml_serde cannot print: named as what it is.
+        let e = decode_yaml("mcp_servers:\n  ? !t a\n  : 1\n  ? !t a\n  : 2\n").unwrap_err();
+        assert!(
+            e.contains("the mapping mcp_servers has the same tagged key more than once (in the mapping at line 2 column 3)"),
             "{e}"
         );
         // A byte-order mark is not content.

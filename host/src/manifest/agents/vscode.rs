@@ -82,7 +82,8 @@ fn jsonc_options() -> jsonc_parser::ParseOptions {
 }
 
 /// Decodes VS Code's JSONC into the universal value type, keeping key
-/// order. The nesting is measured first (`jsonc_depth`) and refused past
+/// order. The nesting is measured first
+/// ([`crate::manifest::depth::check_json_depth`]) and refused past
 /// [`crate::manifest::depth::MAX_DEPTH`], as for every JSON or YAML text
 /// (docs/security.md, "MCP client bounds"); the caller bounds the bytes.
 ///
@@ -92,7 +93,7 @@ fn jsonc_options() -> jsonc_parser::ParseOptions {
 pub fn decode_jsonc(text: &str) -> Result<Value, String> {
     // VS Code reads a file that starts with a byte order mark.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    jsonc_depth(text, crate::manifest::depth::MAX_DEPTH)?;
+    crate::manifest::depth::check_json_depth(text, crate::manifest::depth::MAX_DEPTH)?;
     jsonc_parser::parse_to_serde_value::<Value>(text, &jsonc_options())
         .map_err(|e| format!("is not valid JSON with comments (JSONC): {e}"))
 }
@@ -103,72 +104,9 @@ pub fn decode_jsonc(text: &str) -> Result<Value, String> {
 /// # Errors
 /// As [`decode_jsonc`].
 pub fn parse_cst(text: &str) -> Result<jsonc_parser::cst::CstRootNode, String> {
-    jsonc_depth(text, crate::manifest::depth::MAX_DEPTH)?;
+    crate::manifest::depth::check_json_depth(text, crate::manifest::depth::MAX_DEPTH)?;
     jsonc_parser::cst::CstRootNode::parse(text, &jsonc_options())
         .map_err(|e| format!("is not valid JSON with comments (JSONC): {e}"))
-}
-
-/// `Err` naming the line where the brackets of a JSONC text nest deeper
-/// than `max`: one linear scan that skips strings and comments, so neither
-/// a bracket in a comment nor a quote in one (`// don't`) miscounts.
-fn jsonc_depth(text: &str, max: usize) -> Result<(), String> {
-    let mut depth = 0usize;
-    let mut line = 1usize;
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\n' => line += 1,
-            '"' => {
-                while let Some(s) = chars.next() {
-                    match s {
-                        '\\' => {
-                            chars.next();
-                        }
-                        '"' => break,
-                        '\n' => line += 1,
-                        _ => {}
-                    }
-                }
-            }
-            // jsonc-parser ends a line comment at `\r` as well as `\n`: a
-            // comment ended by a lone `\r` must not hide the brackets after it.
-            '/' if chars.peek() == Some(&'/') => {
-                for s in chars.by_ref() {
-                    if s == '\n' {
-                        line += 1;
-                        break;
-                    }
-                    if s == '\r' {
-                        break;
-                    }
-                }
-            }
-            '/' if chars.peek() == Some(&'*') => {
-                chars.next();
-                let mut prev = ' ';
-                for s in chars.by_ref() {
-                    if s == '\n' {
-                        line += 1;
-                    }
-                    if prev == '*' && s == '/' {
-                        break;
-                    }
-                    prev = s;
-                }
-            }
-            '[' | '{' => {
-                depth += 1;
-                if depth > max {
-                    return Err(format!(
-                        "is nested deeper than {max} levels (at line {line}); wasmgate reads at most {max} levels of YAML or JSON"
-                    ));
-                }
-            }
-            ']' | '}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]
