@@ -291,6 +291,65 @@ fn claude_json_finds_the_current_folder_among_thousands_of_projects_and_through_
     );
     assert!(r.errors.is_empty(), "{:?}", errors(&r));
     assert_eq!(names(&r), ["one"]);
+    // The current folder's `mcpServers` that is not an object is an error
+    // naming it, as at the top; the user scope is still read. Another
+    // folder's is none of this folder's business.
+    let bad_local = dir.path().join("bad-local.json");
+    std::fs::write(
+        &bad_local,
+        format!(
+            r#"{{"mcpServers": {{"user": {{"command": "/bin/u"}}}}, "projects": {{{}: {{"mcpServers": ["x"]}}, "/elsewhere": {{"mcpServers": 3}}}}}}"#,
+            key(&real)
+        ),
+    )
+    .unwrap();
+    let r = load_config_in(
+        &bad_local,
+        &ctx,
+        &Places {
+            cwd: Some(real.clone()),
+            home: None,
+            workspace: None,
+            keep_env_vars: false,
+        },
+    );
+    let e = errors(&r);
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(
+        e[0].contains(&format!("projects.{}.mcpServers", real.display()))
+            && e[0].contains("must be an object"),
+        "{e:?}"
+    );
+    assert_eq!(names(&r), ["user"]);
+    // A relative key is no project's, even one that resolves from the
+    // test's own working folder to the current project.
+    let up = std::env::current_dir().unwrap().components().count() - 1;
+    let relative = format!(
+        "{}{}",
+        "../".repeat(up),
+        real.display().to_string().trim_start_matches('/')
+    );
+    assert_eq!(Path::new(&relative).canonicalize().unwrap(), real);
+    let rel_file = dir.path().join("relative.json");
+    std::fs::write(
+        &rel_file,
+        format!(
+            r#"{{"projects": {{{}: {{"mcpServers": {{"one": {{"command": "/bin/one"}}}}}}}}}}"#,
+            serde_json::to_string(&relative).unwrap()
+        ),
+    )
+    .unwrap();
+    let r = load_config_in(
+        &rel_file,
+        &ctx,
+        &Places {
+            cwd: Some(real.clone()),
+            home: None,
+            workspace: None,
+            keep_env_vars: false,
+        },
+    );
+    assert!(names(&r).is_empty(), "{:?}", names(&r));
 }
 
 #[test]

@@ -94,10 +94,23 @@ pub fn decode(top: &Mapping, ctx: &ManifestContext, places: &Places) -> Decoded 
             if !here.is(Path::new(folder)) {
                 continue;
             }
-            if let Some(Value::Mapping(m)) = p.get("mcpServers") {
-                for (n, v) in entries(m) {
-                    put(n, v.clone());
+            match p.get("mcpServers") {
+                None | Some(Value::Null) => {}
+                Some(Value::Mapping(m)) => {
+                    for (n, v) in entries(m) {
+                        put(n, v.clone());
+                    }
                 }
+                // As for the user scope: said, not skipped in silence.
+                Some(other) => b.errors.push(crate::manifest::ManifestError::new(
+                    &ctx.where_,
+                    None,
+                    &format!(
+                        "projects.{}.mcpServers",
+                        crate::validation::echo_name(folder)
+                    ),
+                    must_be("an object", other),
+                )),
             }
         }
     }
@@ -143,7 +156,10 @@ impl<'a> Folder<'a> {
             return false;
         };
         let named = |p: &Path| p.file_name().is_some() && p.file_name() == key.file_name();
-        (named(self.path) || named(canonical))
+        // Claude Code writes absolute keys; a relative one would resolve
+        // against wasmgate's own working folder, not any project's.
+        key.is_absolute()
+            && (named(self.path) || named(canonical))
             && key.canonicalize().is_ok_and(|k| &k == canonical)
     }
 }
