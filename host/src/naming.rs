@@ -22,6 +22,10 @@ const HASHED_PREFIX: usize = 55;
 /// Replaces every character outside `[A-Za-z0-9_]` with `_` (one `_` per
 /// code point, so `é` becomes one `_`).
 pub fn sanitize(s: &str) -> String {
+    // Most names need no change: one copy, not a push per character.
+    if s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        return s.to_string();
+    }
     s.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '_' {

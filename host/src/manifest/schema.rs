@@ -150,6 +150,48 @@ pub(crate) fn server_label(where_: &str, name: &str) -> String {
     format!("{where_} server '{}'", crate::validation::echo_name(name))
 }
 
+/// A server's `where` ([`server_label`]), made on first use: a valid entry
+/// never shows it, and making it (a format and the redaction of the name)
+/// was a tenth of validating a 10,000-server manifest
+/// (`docs/performance.md`, "2026-12-05 (night)").
+pub(crate) struct ServerLabel<'a> {
+    where_: &'a str,
+    name: &'a str,
+    text: std::cell::OnceCell<String>,
+}
+
+impl<'a> ServerLabel<'a> {
+    /// The label of server `name` in `where_`, not made yet.
+    pub(crate) fn new(where_: &'a str, name: &'a str) -> ServerLabel<'a> {
+        ServerLabel {
+            where_,
+            name,
+            text: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// A label made already.
+    fn made(text: &str) -> ServerLabel<'a> {
+        ServerLabel {
+            where_: "",
+            name: "",
+            text: std::cell::OnceCell::from(text.to_string()),
+        }
+    }
+
+    /// The label, made now if it was not.
+    pub(crate) fn get(&self) -> &str {
+        self.text
+            .get_or_init(|| server_label(self.where_, self.name))
+    }
+}
+
+impl std::fmt::Display for ServerLabel<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.get())
+    }
+}
+
 /// A manifest problem. Displays as `<where>: <field path> [(<value>)] <what>`,
 /// where `where` names the server when there is one and the offending value
 /// follows the path when there is one to show
@@ -574,8 +616,9 @@ pub fn servers_from_value(
             return out;
         }
     };
-    // Sanitised name → the first server (valid or not) that mints it.
-    let mut prefixes: HashMap<String, String> = HashMap::with_capacity(m.len());
+    // Sanitised name → the first server (valid or not) that mints its
+    // prefix, by its place in `out.order`.
+    let mut prefixes: HashMap<String, usize> = HashMap::with_capacity(m.len());
     out.order.reserve(m.len());
     out.servers.reserve(m.len());
     for (k, entry) in m {
@@ -595,15 +638,16 @@ pub fn servers_from_value(
             }
         };
         out.order.push(name.clone());
-        let label = ctx.server_where(&name);
-        let result = server_from_value(&name, entry, ctx, plugin, &label, &mut out.warnings);
-        let prefix = minted_prefix(&name);
-        if let Some(first) = prefixes.get(&prefix) {
+        let label = ServerLabel::new(&ctx.where_, &name);
+        let result = server_entry(&name, entry, ctx, plugin, &label, &mut out.warnings);
+        // The sanitised name stands for the prefix it mints.
+        let sanitised = crate::naming::sanitize(&name);
+        if let Some(&first) = prefixes.get(&sanitised) {
             let mut errors = vec![ManifestError::new(
-                &label,
+                label.get(),
                 Some(&name),
                 "",
-                prefix_clash_message(&name, first, ""),
+                prefix_clash_message(&name, &out.order[first], ""),
             )];
             if let Err(e) = result {
                 errors.extend(e);
@@ -611,7 +655,7 @@ pub fn servers_from_value(
             out.errors.extend(errors);
             continue;
         }
-        prefixes.insert(prefix, name.clone());
+        prefixes.insert(sanitised, out.order.len() - 1);
         match result {
             Ok(s) => out.servers.push(s),
             Err(e) => out.errors.extend(e),
@@ -661,7 +705,19 @@ pub fn server_from_value(
     label: &str,
     warnings: &mut Vec<String>,
 ) -> Result<ServerSpec, Vec<ManifestError>> {
-    let err = |path: &str, msg: String| ManifestError::new(label, Some(name), path, msg);
+    server_entry(name, entry, ctx, plugin, &ServerLabel::made(label), warnings)
+}
+
+/// [`server_from_value`] with its label made when first needed.
+fn server_entry(
+    name: &str,
+    entry: &Value,
+    ctx: &ManifestContext,
+    plugin: Option<&str>,
+    label: &ServerLabel<'_>,
+    warnings: &mut Vec<String>,
+) -> Result<ServerSpec, Vec<ManifestError>> {
+    let err = |path: &str, msg: String| ManifestError::new(label.get(), Some(name), path, msg);
     let Value::Mapping(m) = entry else {
         return Err(vec![err(
             "",
@@ -814,9 +870,11 @@ pub fn server_from_value(
                 allow_custom_version: ctx.allow_custom_version,
                 json: ctx.json,
             };
-            match parse_declaration(name, raw_app, raw_requires, label, opts) {
+            // The label goes in only on failure (it is made lazily).
+            match parse_declaration(name, raw_app, raw_requires, "", opts) {
                 Ok(d) => Some(Ok(d)),
-                Err(e) => {
+                Err(mut e) => {
+                    e.where_ = label.get().to_string();
                     errs.push(ManifestError::from_declaration(e, name));
                     Some(Err(()))
                 }
@@ -878,7 +936,7 @@ fn stdio_transport(
     m: &Mapping,
     ctx: &ManifestContext,
     plugin: Option<&str>,
-    label: &str,
+    label: &ServerLabel<'_>,
     warnings: &mut Vec<String>,
     bad: &mut Cursor<'_>,
 ) -> Option<Transport> {
@@ -1326,7 +1384,7 @@ fn http_transport(
     m: &Mapping,
     ctx: &ManifestContext,
     plugin: Option<&str>,
-    label: &str,
+    label: &ServerLabel<'_>,
     warnings: &mut Vec<String>,
     bad: &mut Cursor<'_>,
 ) -> Option<Transport> {
@@ -1440,7 +1498,7 @@ fn string_map(
     is_env: bool,
     ctx: &ManifestContext,
     plugin: Option<&str>,
-    label: &str,
+    label: &ServerLabel<'_>,
     warnings: &mut Vec<String>,
     dir: &dyn Fn(&str) -> String,
     bad: &mut Cursor<'_>,
