@@ -269,49 +269,37 @@ fn claude_json_finds_the_current_folder_among_thousands_of_projects_and_through_
         },
     );
     assert!(names(&r).contains(&"one"), "{:?}", names(&r));
-    // With no user-scope servers at all it is still Claude Code's file.
-    let only_local = dir.path().join("only-local.json");
-    std::fs::write(
-        &only_local,
-        format!(
-            r#"{{"numStartups": 1, "projects": {{{}: {{"mcpServers": {{"one": {{"command": "/bin/one"}}}}}}}}}}"#,
-            key(&real)
-        ),
-    )
-    .unwrap();
-    let r = load_config_in(
-        &only_local,
-        &ctx,
-        &Places {
+    // A file of `text` beside the others, read from the current folder.
+    let load_here = |name: &str, text: String| {
+        let file = dir.path().join(name);
+        std::fs::write(&file, text).unwrap();
+        let here = Places {
             cwd: Some(real.clone()),
             home: None,
             workspace: None,
             keep_env_vars: false,
-        },
+        };
+        load_config_in(&file, &ctx, &here)
+    };
+    // With no user-scope servers at all it is still Claude Code's file.
+    let r = load_here(
+        "only-local.json",
+        format!(
+            r#"{{"numStartups": 1, "projects": {{{}: {{"mcpServers": {{"one": {{"command": "/bin/one"}}}}}}}}}}"#,
+            key(&real)
+        ),
     );
     assert!(r.errors.is_empty(), "{:?}", errors(&r));
     assert_eq!(names(&r), ["one"]);
     // The current folder's `mcpServers` that is not an object is an error
     // naming it, as at the top; the user scope is still read. Another
     // folder's is none of this folder's business.
-    let bad_local = dir.path().join("bad-local.json");
-    std::fs::write(
-        &bad_local,
+    let r = load_here(
+        "bad-local.json",
         format!(
             r#"{{"mcpServers": {{"user": {{"command": "/bin/u"}}}}, "projects": {{{}: {{"mcpServers": ["x"]}}, "/elsewhere": {{"mcpServers": 3}}}}}}"#,
             key(&real)
         ),
-    )
-    .unwrap();
-    let r = load_config_in(
-        &bad_local,
-        &ctx,
-        &Places {
-            cwd: Some(real.clone()),
-            home: None,
-            workspace: None,
-            keep_env_vars: false,
-        },
     );
     let e = errors(&r);
     assert_eq!(e.len(), 1, "{e:?}");
@@ -330,24 +318,12 @@ fn claude_json_finds_the_current_folder_among_thousands_of_projects_and_through_
         real.display().to_string().trim_start_matches('/')
     );
     assert_eq!(Path::new(&relative).canonicalize().unwrap(), real);
-    let rel_file = dir.path().join("relative.json");
-    std::fs::write(
-        &rel_file,
+    let r = load_here(
+        "relative.json",
         format!(
             r#"{{"projects": {{{}: {{"mcpServers": {{"one": {{"command": "/bin/one"}}}}}}}}}}"#,
             serde_json::to_string(&relative).unwrap()
         ),
-    )
-    .unwrap();
-    let r = load_config_in(
-        &rel_file,
-        &ctx,
-        &Places {
-            cwd: Some(real.clone()),
-            home: None,
-            workspace: None,
-            keep_env_vars: false,
-        },
     );
     assert!(names(&r).is_empty(), "{:?}", names(&r));
 }

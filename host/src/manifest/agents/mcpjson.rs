@@ -73,19 +73,10 @@ pub fn decode(top: &Mapping, ctx: &ManifestContext, places: &Places) -> Decoded 
         }
         all.push(Some((name, entry)));
     };
-    match top.get("mcpServers") {
-        None | Some(Value::Null) => {}
-        Some(Value::Mapping(m)) => {
-            for (n, v) in entries(m) {
-                put(n, v.clone());
-            }
+    if let Some(m) = scope(top.get("mcpServers"), ctx, "mcpServers", &mut b.errors) {
+        for (n, v) in entries(m) {
+            put(n, v.clone());
         }
-        Some(other) => b.errors.push(crate::manifest::ManifestError::new(
-            &ctx.where_,
-            None,
-            "mcpServers",
-            must_be("an object", other),
-        )),
     }
     if let (Some(Value::Mapping(projects)), Some(cwd)) = (top.get("projects"), &places.cwd) {
         let here = Folder::new(cwd);
@@ -94,23 +85,11 @@ pub fn decode(top: &Mapping, ctx: &ManifestContext, places: &Places) -> Decoded 
             if !here.is(Path::new(folder)) {
                 continue;
             }
-            match p.get("mcpServers") {
-                None | Some(Value::Null) => {}
-                Some(Value::Mapping(m)) => {
-                    for (n, v) in entries(m) {
-                        put(n, v.clone());
-                    }
+            let path = format!("projects.{}.mcpServers", crate::validation::echo_name(folder));
+            if let Some(m) = scope(p.get("mcpServers"), ctx, &path, &mut b.errors) {
+                for (n, v) in entries(m) {
+                    put(n, v.clone());
                 }
-                // As for the user scope: said, not skipped in silence.
-                Some(other) => b.errors.push(crate::manifest::ManifestError::new(
-                    &ctx.where_,
-                    None,
-                    &format!(
-                        "projects.{}.mcpServers",
-                        crate::validation::echo_name(folder)
-                    ),
-                    must_be("an object", other),
-                )),
             }
         }
     }
@@ -119,6 +98,30 @@ pub fn decode(top: &Mapping, ctx: &ManifestContext, places: &Places) -> Decoded 
         b.add(ctx, &name, res);
     }
     b.finish(Format::McpServers)
+}
+
+/// One scope's `mcpServers` (at `path`): its mapping, nothing when it is
+/// absent or null, and an error when it is anything else — said, not
+/// skipped in silence, for the user scope and the local one alike.
+fn scope<'v>(
+    v: Option<&'v Value>,
+    ctx: &ManifestContext,
+    path: &str,
+    errors: &mut Vec<crate::manifest::ManifestError>,
+) -> Option<&'v Mapping> {
+    match v {
+        Some(Value::Mapping(m)) => Some(m),
+        None | Some(Value::Null) => None,
+        Some(other) => {
+            errors.push(crate::manifest::ManifestError::new(
+                &ctx.where_,
+                None,
+                path,
+                must_be("an object", other),
+            ));
+            None
+        }
+    }
 }
 
 /// Whether `top` is a `~/.claude.json` whose servers are all in its local
