@@ -141,22 +141,39 @@ const EXPANSION_FLOOR: u64 = 1 << 20;
 ///   level after level until its recursion limit (2.8 GB before the error);
 /// - a list or mapping as a mapping key: comparing such keys costs time
 ///   exponential in their nesting (a 1 MB file took 11 s), and no manifest
-///   or config has one.
+///   or config has one;
+/// - nesting through aliases: an alias of a collection is one event, but
+///   `yaml_serde` builds the whole node there, so its height counts at the
+///   alias's depth (aliases of 40-level lists inside each other built 122
+///   levels under the limit of 64).
 struct Guards {
-    /// Each finished anchor's cost, and whether it names a collection.
-    anchors: std::collections::HashMap<Box<[u8]>, (u64, bool)>,
+    /// Each finished anchor's node: its cost, its height (0 for a scalar),
+    /// and whether it is a collection.
+    anchors: std::collections::HashMap<Box<[u8]>, Anchored>,
     /// Each open collection (innermost last).
     open: Vec<OpenNode>,
     total: u64,
     limit: u64,
+    max_depth: usize,
 }
 
-/// An open collection for [`Guards`]: its anchor, its cost so far, and for
-/// a mapping whether it waits for a key (`None` for a sequence).
-type OpenNode = (Option<Box<[u8]>>, u64, Option<bool>);
+/// What an anchor names, for its aliases: its cost, its height in levels
+/// (0 for a scalar), whether it is a collection.
+type Anchored = (u64, usize, bool);
+
+/// An open collection for [`Guards`].
+struct OpenNode {
+    anchor: Option<Box<[u8]>>,
+    /// Its cost so far.
+    cost: u64,
+    /// For a mapping, whether it waits for a key; `None` for a sequence.
+    key_next: Option<bool>,
+    /// The greatest height of its children so far (0: none, or scalars).
+    below: usize,
+}
 
 impl Guards {
-    fn new(text: &str) -> Guards {
+    fn new(text: &str, max_depth: usize) -> Guards {
         Guards {
             anchors: std::collections::HashMap::new(),
             open: Vec::new(),
@@ -164,6 +181,7 @@ impl Guards {
             limit: (text.len() as u64)
                 .saturating_mul(EXPANSION_PER_BYTE)
                 .saturating_add(EXPANSION_FLOOR),
+            max_depth,
         }
     }
 
@@ -181,22 +199,38 @@ impl Guards {
 
     /// Whether the next node is a key of the innermost mapping.
     fn is_key(&self) -> bool {
-        matches!(self.open.last(), Some((_, _, Some(true))))
+        matches!(
+            self.open.last(),
+            Some(OpenNode {
+                key_next: Some(true),
+                ..
+            })
+        )
     }
 
     /// A node of the innermost collection is complete: in a mapping, a key
     /// is followed by its value and a value by the next key.
     fn turn(&mut self) {
-        if let Some((_, _, Some(k))) = self.open.last_mut() {
+        if let Some(OpenNode {
+            key_next: Some(k), ..
+        }) = self.open.last_mut()
+        {
             *k = !*k;
+        }
+    }
+
+    /// A child of `height` levels is complete in the innermost collection.
+    fn below(&mut self, height: usize) {
+        if let Some(o) = self.open.last_mut() {
+            o.below = o.below.max(height);
         }
     }
 
     /// Counts `cost` in the text and in the innermost open collection.
     fn add(&mut self, cost: u64, line: usize) -> Result<(), String> {
         self.total = self.total.saturating_add(cost);
-        if let Some((_, c, _)) = self.open.last_mut() {
-            *c = c.saturating_add(cost);
+        if let Some(o) = self.open.last_mut() {
+            o.cost = o.cost.saturating_add(cost);
         }
         if self.total > self.limit {
             return Err(format!(
@@ -218,7 +252,7 @@ impl Guards {
     /// An anchor's name may be given once.
     fn define(&self, anchor: Option<&[u8]>, line: usize) -> Result<(), String> {
         let Some(a) = anchor else { return Ok(()) };
-        if self.anchors.contains_key(a) || self.open.iter().any(|(o, _, _)| o.as_deref() == Some(a)) {
+        if self.anchors.contains_key(a) || self.open.iter().any(|o| o.anchor.as_deref() == Some(a)) {
             return Err(format!(
                 "defines the anchor &{} twice (at line {line}); give each anchor its own name",
                 String::from_utf8_lossy(a)
@@ -242,18 +276,31 @@ impl Guards {
         self.define(anchor.as_deref(), line)?;
         let cost = NODE_COST.saturating_add(tag as u64);
         self.add(cost, line)?;
-        self.open.push((anchor, cost, mapping.then_some(true)));
+        self.open.push(OpenNode {
+            anchor,
+            cost,
+            key_next: mapping.then_some(true),
+            below: 0,
+        });
         Ok(())
     }
 
     fn end(&mut self) {
-        if let Some((anchor, cost, _)) = self.open.pop() {
+        if let Some(OpenNode {
+            anchor,
+            cost,
+            below,
+            ..
+        }) = self.open.pop()
+        {
+            let height = below + 1;
             // The parent already counted the children in the total.
-            if let Some((_, c, _)) = self.open.last_mut() {
-                *c = c.saturating_add(cost);
+            if let Some(o) = self.open.last_mut() {
+                o.cost = o.cost.saturating_add(cost);
             }
+            self.below(height);
             if let Some(a) = anchor {
-                self.anchors.insert(a, (cost, true));
+                self.anchors.insert(a, (cost, height, true));
             }
         }
         self.turn();
@@ -263,26 +310,31 @@ impl Guards {
         self.define(anchor.as_deref(), line)?;
         let cost = NODE_COST.saturating_add(len as u64);
         if let Some(a) = anchor {
-            self.anchors.insert(a, (cost, false));
+            self.anchors.insert(a, (cost, 0, false));
         }
         self.turn();
         self.add(cost, line)
     }
 
     /// An alias costs what its anchor did (an unknown one is
-    /// `yaml_serde`'s error; it costs a node here).
+    /// `yaml_serde`'s error; it costs a node here), and nests as deep.
     fn alias(&mut self, anchor: &[u8], line: usize) -> Result<(), String> {
-        if self.open.iter().any(|(o, _, _)| o.as_deref() == Some(anchor)) {
+        if self.open.iter().any(|o| o.anchor.as_deref() == Some(anchor)) {
             return Err(format!(
                 "uses the alias *{} inside the node its anchor names (at line {line}); \
                  wasmgate refuses recursive YAML",
                 String::from_utf8_lossy(anchor)
             ));
         }
-        let (cost, collection) = self.anchors.get(anchor).copied().unwrap_or((NODE_COST, false));
+        let (cost, height, collection) =
+            self.anchors.get(anchor).copied().unwrap_or((NODE_COST, 0, false));
         if collection && self.is_key() {
             return Err(Self::collection_key(line));
         }
+        if self.depth() + height > self.max_depth {
+            return Err(super::depth::too_deep(line, self.max_depth));
+        }
+        self.below(height);
         self.turn();
         self.add(cost, line)
     }
@@ -303,7 +355,7 @@ pub(crate) fn decode(text: &str, max_depth: usize) -> Decoded {
     let Some(mut events) = Events::new(text) else {
         return Decoded::Refused(NO_PARSER.to_string());
     };
-    let mut guards = Guards::new(text);
+    let mut guards = Guards::new(text, max_depth);
     let mut documents = 0usize;
     // Cleared when a form is found that `yaml_serde` must decode; the
     // events are then only counted.
@@ -459,7 +511,7 @@ pub(crate) fn nesting(text: &str, max_depth: usize) -> Result<(), String> {
     let Some(mut events) = Events::new(text) else {
         return Err(NO_PARSER.to_string());
     };
-    let mut guards = Guards::new(text);
+    let mut guards = Guards::new(text, max_depth);
     while let Some((event, line, _)) = events.next() {
         match event {
             Event::Start {
@@ -1138,11 +1190,44 @@ mod tests {
         assert!(matches!(decode("a: !env HOME\nb: !!str 1\n", 64), Decoded::HandOver { .. }));
     }
 
+    /// An alias of a collection nests as deep as the node it repeats
+    /// (found by an attacker: aliases of 40-level lists inside each other
+    /// built 122 levels, which `yaml_serde` stopped only at 128).
+    #[test]
+    fn nesting_through_aliases_counts_the_aliased_nodes_height() {
+        let lists = |n: usize, inner: &str| format!("{}{inner}{}", "[".repeat(n), "]".repeat(n));
+        let chain = format!(
+            "x:\n  - &a0 {}\n  - &a1 {}\n  - &a2 {}\n",
+            lists(40, "1"),
+            lists(40, "*a0"),
+            lists(40, "*a1")
+        );
+        let m = refused(&chain);
+        assert_eq!(m, crate::manifest::depth::too_deep(3, 64), "{m}");
+        let e = crate::manifest::load::decode_yaml(&chain).unwrap_err();
+        assert!(e.contains("is nested deeper than 64 levels (at line 3)"), "{e}");
+        // At the limit: a 30-level list aliased 34 levels deep is 64 levels.
+        for (outer, ok) in [(34, true), (35, false)] {
+            let text = format!("a: &l {}\nb: {}\n", lists(30, "1"), lists(outer - 1, "*l"));
+            match decode(&text, 64) {
+                Decoded::Refused(m) => {
+                    assert!(!ok, "{outer}: {m}");
+                    assert_eq!(m, crate::manifest::depth::too_deep(2, 64));
+                }
+                other => assert!(ok, "{outer}: {}", matches!(other, Decoded::HandOver { .. })),
+            }
+            assert_eq!(nesting(&text, 64).is_ok(), ok, "{outer}");
+        }
+        // A scalar's alias adds no level.
+        let text = format!("a: &s 1\nb: {}\n", lists(63, "*s"));
+        assert!(nesting(&text, 64).is_ok());
+    }
+
     #[test]
     fn a_new_document_starts_an_empty_anchor_table_without_its_old_capacity() {
         // `clear()` kept the capacity and walked it at every document: 240,000
         // anchors and as many empty documents took 9 s.
-        let mut g = Guards::new("");
+        let mut g = Guards::new("", 64);
         for i in 0..1000 {
             g.scalar(Some(format!("a{i}").into_bytes().into()), 1, 1).unwrap();
         }
