@@ -1202,3 +1202,45 @@ fn a_backtick_in_a_server_name_does_not_end_its_code_span_in_not_offered() {
         "{text}"
     );
 }
+
+/// How a file's format is told: a byte order mark is no content, a `.yaml`
+/// file is YAML even as one flow mapping, and a VS Code file that opens
+/// with a comment gets JSONC's error, not strict JSON's "expected value at
+/// line 1 column 1" (found by an attacker).
+#[test]
+fn a_bom_a_flow_yaml_file_and_a_commented_jsonc_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ManifestContext::new("cfg", dir.path().to_path_buf());
+    let places = Places {
+        home: None,
+        workspace: None,
+        cwd: None,
+        keep_env_vars: false,
+    };
+    let load = |name: &str, text: &str| {
+        let file = dir.path().join(name);
+        std::fs::write(&file, text).unwrap();
+        load_config_in(&file, &ctx, &places)
+    };
+    let r = load(
+        "bom.json",
+        "\u{feff}{\"servers\": {\"a\": {\"command\": \"/bin/a\"}}}",
+    );
+    assert!(r.errors.is_empty(), "{:?}", errors(&r));
+    assert_eq!(names(&r), ["a"]);
+    let r = load(
+        "claude.json",
+        "\u{feff}{\"mcpServers\": {\"b\": {\"command\": \"/bin/b\"}}}",
+    );
+    assert_eq!(names(&r), ["b"]);
+    let r = load("flow.yaml", "{mcp_servers: {c: {command: /bin/c}}}\n");
+    assert!(r.errors.is_empty(), "{:?}", errors(&r));
+    assert_eq!(names(&r), ["c"]);
+    let r = load(
+        "mcp.json",
+        "// mine\n{\"servers\": {\"a\": {\"command\": \"x\"}, \"a\": {\"command\": \"y\"}}}\n",
+    );
+    let e = errors(&r).join("\n");
+    assert!(e.contains("JSONC") && e.contains("\"a\""), "{e}");
+    assert!(!e.contains("expected value at line 1 column 1"), "{e}");
+}

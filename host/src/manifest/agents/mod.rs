@@ -199,7 +199,9 @@ impl Places {
 /// the Claude family's, a JSON one with `servers` (or `mcp.servers`) VS Code's
 /// (JSONC: comments and trailing commas accepted only there), with
 /// `extensions` Goose's. A mapping with none of them is `Err` (the message
-/// after the file name), as is text that is neither.
+/// after the file name), as is text that is neither. A leading byte order
+/// mark is skipped; a `.yaml` / `.yml` file is read as YAML even when it
+/// opens with `{`.
 pub fn decode_config(
     path: &Path,
     text: &str,
@@ -212,7 +214,14 @@ pub fn decode_config(
     if is_toml {
         return codex::decode(text, ctx);
     }
-    let is_json = text.trim_start().starts_with('{') || starts_with_comment(text);
+    // A byte order mark, as some Windows editors save one, is not content
+    // (it made a JSON file read as YAML).
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    // A `.yaml` file is YAML even when it is one flow mapping (`{…}`).
+    let is_yaml = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("yaml") || e.eq_ignore_ascii_case("yml"));
+    let is_json = !is_yaml && (text.trim_start().starts_with('{') || starts_with_comment(text));
     let value = if is_json {
         match super::load::decode_json(text) {
             Ok(v) => v,
@@ -232,6 +241,9 @@ pub fn decode_config(
                         "{strict} (comments and trailing commas are read only in VS Code's mcp.json and settings.json; this file's agent reads strict JSON)"
                     ));
                 }
+                // Strict JSON's error at a leading comment says nothing
+                // of the file; JSONC's names what is wrong past it.
+                Err(jsonc) if starts_with_comment(text) => return Err(jsonc),
                 Err(_) => return Err(strict),
             },
         }
