@@ -246,10 +246,10 @@ fn duplicate_key(raw: &str, text: &str) -> Option<String> {
         .expect("a valid pattern")
     });
     let c = RE.captures(raw)?;
-    // yaml_serde gives no place for the top-level mapping: it starts at 1:1.
-    let place = match (c.name("line"), c.name("col"), c.name("path")) {
-        (Some(l), Some(k), _) => Some((l.as_str().parse().ok()?, k.as_str().parse().ok()?)),
-        (_, _, None) => Some((1, 1)),
+    // yaml_serde gives no place for the top-level mapping: the root's.
+    let place: Option<Option<(usize, usize)>> = match (c.name("line"), c.name("col"), c.name("path")) {
+        (Some(l), Some(k), _) => Some(Some((l.as_str().parse().ok()?, k.as_str().parse().ok()?))),
+        (_, _, None) => Some(None),
         _ => None,
     };
     // yaml_serde says "with null key" for a null key and "in YAML map" for
@@ -268,13 +268,19 @@ fn duplicate_key(raw: &str, text: &str) -> Option<String> {
         None => "the top-level mapping".to_string(),
     };
     let at = match place {
-        Some((line, col)) => {
-            let lines = block_key_lines(text, line, col, bare);
-            if lines.len() >= 2 {
-                let shown: Vec<String> = lines.iter().map(ToString::to_string).collect();
-                format!(" (at lines {})", shown.join(" and "))
-            } else {
-                format!(" (in the mapping at line {line} column {col})")
+        Some(place) => {
+            // On the parser's events: a `key:` inside a quoted or block
+            // scalar is no key (a text scan named such lines).
+            let mut lines = super::yaml_events::key_lines(text, place, bare);
+            lines.dedup();
+            match place {
+                _ if lines.len() >= 2 => {
+                    let shown: Vec<String> = lines.iter().map(ToString::to_string).collect();
+                    format!(" (at lines {})", shown.join(" and "))
+                }
+                // A flow mapping on one line: where it starts.
+                Some((line, col)) => format!(" (in the mapping at line {line} column {col})"),
+                None => String::new(),
             }
         }
         None => String::new(),
@@ -292,39 +298,6 @@ fn duplicate_key(raw: &str, text: &str) -> Option<String> {
     Some(format!(
         "is not valid YAML: {mapping} has {the_key} more than once{at}; the keys of a mapping must be unique"
     ))
-}
-
-/// Lines (1-based) of a block mapping that starts at `line`:`col` whose
-/// key is `key` (plain or quoted), scanning until the mapping ends.
-fn block_key_lines(text: &str, line: usize, col: usize, key: &str) -> Vec<usize> {
-    let indent = col.saturating_sub(1);
-    let spellings = [key.to_string(), format!("\"{key}\""), format!("'{key}'")];
-    let mut found = Vec::new();
-    for (i, l) in text.lines().enumerate().skip(line.saturating_sub(1)) {
-        let body = l.trim_start_matches(' ');
-        if body.is_empty() || body.starts_with('#') {
-            continue;
-        }
-        let depth = l.len() - body.len();
-        if depth < indent && i + 1 > line {
-            break;
-        }
-        let at_key = if i + 1 == line {
-            l.get(indent..).unwrap_or("")
-        } else if depth == indent {
-            body
-        } else {
-            continue;
-        };
-        if spellings.iter().any(|s| {
-            at_key
-                .strip_prefix(s.as_str())
-                .is_some_and(|r| r.trim_start().starts_with(':'))
-        }) {
-            found.push(i + 1);
-        }
-    }
-    found
 }
 
 /// Decodes JSON text straight into the universal value type, keeping the
@@ -1032,6 +1005,15 @@ mod tests {
             e.contains("has a list or mapping as a mapping key (at line 1)"),
             "{e}"
         );
+        // Lines come from the parser's events: a `key:` line inside a
+        // quoted scalar is not a key (found by an attacker), nor is one in
+        // a nested mapping or a block scalar; a leading comment moves the
+        // root mapping.
+        let e = decode_yaml("x:\n  a: 1\n  b: \"foo\n  a: bar\"\n  c: |\n    a: z\n  a: 2\n")
+            .unwrap_err();
+        assert!(e.contains("the mapping x has the key \"a\" more than once (at lines 2 and 7)"), "{e}");
+        let e = decode_yaml("# c\n\nk: {k: 1}\nk: 2\n").unwrap_err();
+        assert!(e.contains("the top-level mapping has the key \"k\" more than once (at lines 3 and 4)"), "{e}");
         // A tagged key yaml_serde cannot print: named as what it is.
         let e = decode_yaml("mcp_servers:\n  ? !t a\n  : 1\n  ? !t a\n  : 2\n").unwrap_err();
         assert!(

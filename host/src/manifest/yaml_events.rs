@@ -535,6 +535,58 @@ pub(crate) fn nesting(text: &str, max_depth: usize) -> Result<(), String> {
     Ok(())
 }
 
+/// The 1-based lines of the direct keys written as `key` in the mapping
+/// that starts at `place` (1-based line and column, as `yaml_serde` names
+/// a mapping with a key given twice; `None`: the root mapping), read on
+/// the parser's events, so a line inside a quoted or block scalar that
+/// looks like `key:` is not one. Plain and quoted spellings count alike;
+/// a parse error ends the search with what it found.
+pub(crate) fn key_lines(text: &str, place: Option<(usize, usize)>, key: &str) -> Vec<usize> {
+    let mut found = Vec::new();
+    let Some(mut events) = Events::new(text) else {
+        return found;
+    };
+    // Open collections: whether each is a mapping waiting for a key.
+    let mut open: Vec<Option<bool>> = Vec::new();
+    // The depth of the mapping searched, once it has started.
+    let mut target: Option<usize> = None;
+    while let Some((event, line, col, _)) = events.next_at() {
+        let in_target = target == Some(open.len());
+        let is_key = matches!(open.last(), Some(Some(true)));
+        match event {
+            Event::Start { mapping, .. } => {
+                if target.is_none()
+                    && mapping
+                    && place.map_or(open.is_empty(), |p| p == (line, col))
+                {
+                    target = Some(open.len() + 1);
+                }
+                open.push(mapping.then_some(true));
+                continue;
+            }
+            Event::End => {
+                if in_target {
+                    break;
+                }
+                open.pop();
+            }
+            Event::Scalar { value, .. } => {
+                if in_target && is_key && value.as_deref() == Some(key) {
+                    found.push(line);
+                }
+            }
+            Event::Alias { .. } => {}
+            Event::StreamEnd => break,
+            Event::StreamStart | Event::DocumentStart | Event::DocumentEnd => continue,
+        }
+        // A node of the innermost collection is complete.
+        if let Some(Some(k)) = open.last_mut() {
+            *k = !*k;
+        }
+    }
+    found
+}
+
 /// One open collection while the tree is built.
 enum Open {
     /// A sequence, or a mapping of at most [`Mapping::UNINDEXED_MAX`]
@@ -808,6 +860,11 @@ impl<'t> Events<'t> {
     /// The next event, its 1-based line and its byte offset; `None` on a
     /// parse error.
     fn next(&mut self) -> Option<(Event, usize, usize)> {
+        self.next_at().map(|(e, line, _, at)| (e, line, at))
+    }
+
+    /// [`Events::next`] with the event's 1-based column as well.
+    fn next_at(&mut self) -> Option<(Event, usize, usize, usize)> {
         let p = self.parser.as_mut_ptr();
         let mut raw = MaybeUninit::<sys::yaml_event_t>::uninit();
         let e = raw.as_mut_ptr();
@@ -872,9 +929,10 @@ impl<'t> Events<'t> {
                 },
             };
             let line = usize::try_from(event.start_mark.line).map_or(usize::MAX, |l| l.saturating_add(1));
+            let col = usize::try_from(event.start_mark.column).map_or(usize::MAX, |c| c.saturating_add(1));
             let at = usize::try_from(event.start_mark.index).unwrap_or(usize::MAX);
             sys::yaml_event_delete(e);
-            Some((out, line, at))
+            Some((out, line, col, at))
         }
     }
 }
