@@ -275,8 +275,14 @@ fn duplicate_key(raw: &str, text: &str) -> Option<String> {
             lines.dedup();
             match place {
                 _ if lines.len() >= 2 => {
-                    let shown: Vec<String> = lines.iter().map(ToString::to_string).collect();
-                    format!(" (at lines {})", shown.join(" and "))
+                    // The first few: a file may repeat a key thousands of times.
+                    const SHOWN: usize = 4;
+                    let shown: Vec<String> = lines.iter().take(SHOWN).map(ToString::to_string).collect();
+                    let more = match lines.len().saturating_sub(SHOWN) {
+                        0 => String::new(),
+                        n => format!(" and {n} more"),
+                    };
+                    format!(" (at lines {}{more})", shown.join(" and "))
                 }
                 // A flow mapping on one line: where it starts.
                 Some((line, col)) => format!(" (in the mapping at line {line} column {col})"),
@@ -1012,6 +1018,9 @@ mod tests {
         let e = decode_yaml("x:\n  a: 1\n  b: \"foo\n  a: bar\"\n  c: |\n    a: z\n  a: 2\n")
             .unwrap_err();
         assert!(e.contains("the mapping x has the key \"a\" more than once (at lines 2 and 7)"), "{e}");
+        let many = format!("m:\n{}", "  a: 1\n".repeat(1000));
+        let e = decode_yaml(&many).unwrap_err();
+        assert!(e.contains("(at lines 2 and 3 and 4 and 5 and 996 more)"), "{e}");
         let e = decode_yaml("# c\n\nk: {k: 1}\nk: 2\n").unwrap_err();
         assert!(e.contains("the top-level mapping has the key \"k\" more than once (at lines 3 and 4)"), "{e}");
         // A tagged key yaml_serde cannot print: named as what it is.
