@@ -164,7 +164,10 @@ pub(super) fn decode_with_yaml_serde(text: &str, first: &[usize]) -> Result<Valu
         let raw = e.to_string();
         let Some(range_msg) = out_of_range_integer(&raw) else {
             return Err(
-                duplicate_key(&raw, &text).unwrap_or_else(|| format!("is not valid YAML: {raw}"))
+                duplicate_key(&raw, &text).unwrap_or_else(|| {
+                    // The parser's message may quote the file (a key, a value).
+                    format!("is not valid YAML: {}", crate::secret::redact_patterns(&raw))
+                })
             );
         };
         if quoted == MAX_QUOTED_INTEGERS {
@@ -241,7 +244,7 @@ fn out_of_range_integer(raw: &str) -> Option<String> {
 fn duplicate_key(raw: &str, text: &str) -> Option<String> {
     static RE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(
-            r"^(?:(?P<path>\S+): )?duplicate entry (?:with key (?P<key>.+?)|with null key|in YAML map)(?: at line (?P<line>[0-9]+) column (?P<col>[0-9]+))?$",
+            r"^(?:(?P<path>.+?): )?duplicate entry (?:with key (?P<key>.+?)|with null key|in YAML map)(?: at line (?P<line>[0-9]+) column (?P<col>[0-9]+))?$",
         )
         .expect("a valid pattern")
     });
@@ -271,7 +274,13 @@ fn duplicate_key(raw: &str, text: &str) -> Option<String> {
         Some(place) => {
             // On the parser's events: a `key:` inside a quoted or block
             // scalar is no key (a text scan named such lines).
-            let mut lines = super::yaml_events::key_lines(text, place, bare);
+            use super::yaml_events::PrintedKey;
+            let printed = match c.name("key") {
+                None => PrintedKey::Null,
+                Some(_) if key.starts_with('"') => PrintedKey::Str(bare),
+                Some(_) => PrintedKey::Scalar(bare),
+            };
+            let mut lines = super::yaml_events::key_lines(text, place, printed);
             lines.dedup();
             match place {
                 _ if lines.len() >= 2 => {
@@ -309,8 +318,16 @@ fn duplicate_key(raw: &str, text: &str) -> Option<String> {
 /// Decodes JSON text straight into the universal value type, keeping the
 /// order of object keys (OS blocks keep their input order, docs/declarations.md §1.2).
 pub fn decode_json(text: &str) -> Result<Value, String> {
+    // A byte order mark, as some Windows editors save one: not content.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     super::depth::check_json_depth(text, super::depth::MAX_DEPTH)?;
-    serde_json::from_str::<Value>(text).map_err(|e| format!("is not valid JSON: {e}"))
+    // The parser's message may quote a key (a duplicate): redacted.
+    serde_json::from_str::<Value>(text).map_err(|e| {
+        format!(
+            "is not valid JSON: {}",
+            crate::secret::redact_patterns(&e.to_string())
+        )
+    })
 }
 
 /// The manifest of a plugin folder: its `plugin.yaml`, else its Hermes
@@ -1018,6 +1035,27 @@ mod tests {
         let e = decode_yaml("x:\n  a: 1\n  b: \"foo\n  a: bar\"\n  c: |\n    a: z\n  a: 2\n")
             .unwrap_err();
         assert!(e.contains("the mapping x has the key \"a\" more than once (at lines 2 and 7)"), "{e}");
+        // Keys compare as decoded: `'1'` is a string, `1` and `+1` one
+        // number, `True` and `true` one boolean, `~` and `null` one null.
+        for (text, lines) in [
+            ("x:\n  '1': c\n  1: a\n  +1: b\n", "3 and 4"),
+            ("x:\n  True: 1\n  'true': 2\n  true: 3\n", "2 and 4"),
+            ("x:\n  null: 1\n  'null': 2\n  ~: 3\n", "2 and 4"),
+            ("x:\n  a: 1\n  '1': 2\n  \"a\": 3\n", "2 and 4"),
+        ] {
+            let e = decode_yaml(text).unwrap_err();
+            assert!(e.contains(&format!("(at lines {lines})")), "{text:?}: {e}");
+        }
+        // A key this decode hands over (`0x1`) is not found; with one line
+        // left the message names where the mapping starts, no wrong line.
+        let e = decode_yaml("x:\n  1: a\n  0x1: b\n  '1': c\n").unwrap_err();
+        assert!(e.contains("(in the mapping at line 2 column 3)"), "{e}");
+        // A parent key with a space is still a path yaml_serde names.
+        let e = decode_yaml("mcp_servers:\n  my server:\n    command: a\n    command: b\n").unwrap_err();
+        assert!(
+            e.contains("the mapping mcp_servers.my server has the key \"command\" more than once (at lines 3 and 4)"),
+            "{e}"
+        );
         let many = format!("m:\n{}", "  a: 1\n".repeat(1000));
         let e = decode_yaml(&many).unwrap_err();
         assert!(e.contains("(at lines 2 and 3 and 4 and 5 and 996 more)"), "{e}");
@@ -1037,6 +1075,25 @@ mod tests {
         assert!(
             e.contains("the mapping x.y has the key \"k\" more than once (in the mapping at line 2 column 6)"),
             "{e}"
+        );
+    }
+
+    /// The parsers' messages quote keys: a secret in one is redacted, as
+    /// YAML's are; a byte order mark is no content (found by an attacker).
+    #[test]
+    fn json_and_jsonc_errors_redact_the_keys_they_quote() {
+        let token = format!("ghp_{}", "C".repeat(36));
+        let strict = format!("{{\"mcpServers\": {{\"{token}\": {{}}, \"{token}\": {{}}}}}}");
+        let e = super::decode_json(&strict).unwrap_err();
+        assert!(e.contains("duplicate") && !e.contains(&token), "{e}");
+        let jsonc = format!("// c\n{strict}");
+        let e = crate::manifest::agents::vscode::decode_jsonc(&jsonc).unwrap_err();
+        assert!(e.contains("duplicate") && !e.contains(&token), "{e}");
+        let e = decode_yaml(&format!("a: [\n{token}: 1\n")).unwrap_err();
+        assert!(!e.contains(&token), "{e}");
+        assert_eq!(
+            super::decode_json("\u{feff}{\"a\": 1}").unwrap().get("a"),
+            Some(&Value::Number(1.into()))
         );
     }
 }

@@ -535,13 +535,34 @@ pub(crate) fn nesting(text: &str, max_depth: usize) -> Result<(), String> {
     Ok(())
 }
 
-/// The 1-based lines of the direct keys written as `key` in the mapping
-/// that starts at `place` (1-based line and column, as `yaml_serde` names
-/// a mapping with a key given twice; `None`: the root mapping), read on
-/// the parser's events, so a line inside a quoted or block scalar that
-/// looks like `key:` is not one. Plain and quoted spellings count alike;
-/// a parse error ends the search with what it found.
-pub(crate) fn key_lines(text: &str, place: Option<(usize, usize)>, key: &str) -> Vec<usize> {
+/// A key as `yaml_serde` prints it in a duplicate-key error (`with key
+/// "a"`, `` with key `true` ``, `with key 1`, `with null key`).
+pub(crate) enum PrintedKey<'a> {
+    /// A string, its quotes taken off.
+    Str(&'a str),
+    /// `null`.
+    Null,
+    /// A boolean or a number, as printed.
+    Scalar(&'a str),
+}
+
+/// The 1-based lines of the direct keys equal to `key` in the mapping that
+/// starts at `place` (1-based line and column, as `yaml_serde` names a
+/// mapping with a key given twice; `None`: the root mapping), read on the
+/// parser's events, so a line inside a quoted or block scalar that looks
+/// like `key:` is not one. A key is compared as decoded: `'1'` is a
+/// string and `1` a number, `~` and `null` are one key; a key this decode
+/// hands over (`0x1`, a tag, an alias) is not found. A parse error ends
+/// the search with what it found.
+pub(crate) fn key_lines(text: &str, place: Option<(usize, usize)>, key: PrintedKey<'_>) -> Vec<usize> {
+    let wanted = match key {
+        PrintedKey::Str(s) => Value::String(s.to_string()),
+        PrintedKey::Null => Value::Null,
+        PrintedKey::Scalar(t) => match plain(t.to_string()) {
+            Plain::Value(v) => v,
+            _ => return Vec::new(),
+        },
+    };
     let mut found = Vec::new();
     let Some(mut events) = Events::new(text) else {
         return found;
@@ -570,11 +591,24 @@ pub(crate) fn key_lines(text: &str, place: Option<(usize, usize)>, key: &str) ->
                 }
                 open.pop();
             }
-            Event::Scalar { value, .. } => {
-                if in_target && is_key && value.as_deref() == Some(key) {
+            Event::Scalar {
+                value: Some(value),
+                plain: is_plain,
+                ..
+            } if in_target && is_key => {
+                let decoded = if is_plain {
+                    match plain(value) {
+                        Plain::Value(v) => Some(v),
+                        _ => None,
+                    }
+                } else {
+                    Some(Value::String(value))
+                };
+                if decoded.as_ref() == Some(&wanted) {
                     found.push(line);
                 }
             }
+            Event::Scalar { .. } => {}
             Event::Alias { .. } => {}
             Event::StreamEnd => break,
             Event::StreamStart | Event::DocumentStart | Event::DocumentEnd => continue,

@@ -95,7 +95,12 @@ pub fn decode_jsonc(text: &str) -> Result<Value, String> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     crate::manifest::depth::check_json_depth(text, crate::manifest::depth::MAX_DEPTH)?;
     jsonc_parser::parse_to_serde_value::<Value>(text, &jsonc_options())
-        .map_err(|e| format!("is not valid JSON with comments (JSONC): {e}"))
+        .map_err(|e| {
+            format!(
+                "is not valid JSON with comments (JSONC): {}",
+                crate::secret::redact_patterns(&e.to_string())
+            )
+        })
 }
 
 /// The concrete syntax tree of a JSONC text, for edits that keep its
@@ -106,7 +111,12 @@ pub fn decode_jsonc(text: &str) -> Result<Value, String> {
 pub fn parse_cst(text: &str) -> Result<jsonc_parser::cst::CstRootNode, String> {
     crate::manifest::depth::check_json_depth(text, crate::manifest::depth::MAX_DEPTH)?;
     jsonc_parser::cst::CstRootNode::parse(text, &jsonc_options())
-        .map_err(|e| format!("is not valid JSON with comments (JSONC): {e}"))
+        .map_err(|e| {
+            format!(
+                "is not valid JSON with comments (JSONC): {}",
+                crate::secret::redact_patterns(&e.to_string())
+            )
+        })
 }
 
 #[cfg(test)]
