@@ -567,55 +567,61 @@ pub(crate) fn key_lines(text: &str, place: Option<(usize, usize)>, key: PrintedK
     let Some(mut events) = Events::new(text) else {
         return found;
     };
-    // Open collections: whether each is a mapping waiting for a key.
-    let mut open: Vec<Option<bool>> = Vec::new();
+    // The guards keep the depth and whether the next node is a key; the
+    // text passed them already, so they refuse nothing here.
+    let mut guards = Guards::new(text, usize::MAX);
     // The depth of the mapping searched, once it has started.
     let mut target: Option<usize> = None;
     while let Some((event, line, col, _)) = events.next_at() {
-        let in_target = target == Some(open.len());
-        let is_key = matches!(open.last(), Some(Some(true)));
-        match event {
-            Event::Start { mapping, .. } => {
-                if target.is_none()
-                    && mapping
-                    && place.map_or(open.is_empty(), |p| p == (line, col))
-                {
-                    target = Some(open.len() + 1);
+        let depth = guards.depth();
+        let in_target = target == Some(depth);
+        let step = match event {
+            Event::Start {
+                anchor,
+                tag,
+                mapping,
+            } => {
+                if target.is_none() && mapping && place.map_or(depth == 0, |p| p == (line, col)) {
+                    target = Some(depth + 1);
                 }
-                open.push(mapping.then_some(true));
-                continue;
+                guards.start(anchor, mapping, tag, line)
             }
+            Event::End if in_target => break,
             Event::End => {
-                if in_target {
-                    break;
-                }
-                open.pop();
+                guards.end();
+                Ok(())
             }
             Event::Scalar {
-                value: Some(value),
+                value,
+                len,
                 plain: is_plain,
-                ..
-            } if in_target && is_key => {
-                let decoded = if is_plain {
-                    match plain(value) {
-                        Plain::Value(v) => Some(v),
-                        _ => None,
+                anchor,
+            } => {
+                let decoded = value.and_then(|v| {
+                    if is_plain {
+                        match plain(v) {
+                            Plain::Value(v) => Some(v),
+                            _ => None,
+                        }
+                    } else {
+                        Some(Value::String(v))
                     }
-                } else {
-                    Some(Value::String(value))
-                };
-                if decoded.as_ref() == Some(&wanted) {
+                });
+                if in_target && guards.is_key() && decoded.as_ref() == Some(&wanted) {
                     found.push(line);
                 }
+                guards.scalar(anchor, len, line)
             }
-            Event::Scalar { .. } => {}
-            Event::Alias { .. } => {}
+            Event::Alias { anchor } => guards.alias(&anchor, line),
+            Event::DocumentStart => {
+                guards.new_document();
+                Ok(())
+            }
             Event::StreamEnd => break,
-            Event::StreamStart | Event::DocumentStart | Event::DocumentEnd => continue,
-        }
-        // A node of the innermost collection is complete.
-        if let Some(Some(k)) = open.last_mut() {
-            *k = !*k;
+            Event::StreamStart | Event::DocumentEnd => Ok(()),
+        };
+        if step.is_err() {
+            break;
         }
     }
     found

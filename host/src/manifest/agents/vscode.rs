@@ -81,6 +81,15 @@ fn jsonc_options() -> jsonc_parser::ParseOptions {
     }
 }
 
+/// The message for text `jsonc-parser` refuses: its own words, which may
+/// quote a key (one given twice), redacted.
+fn not_jsonc(e: impl std::fmt::Display) -> String {
+    format!(
+        "is not valid JSON with comments (JSONC): {}",
+        crate::secret::redact_patterns(&e.to_string())
+    )
+}
+
 /// Decodes VS Code's JSONC into the universal value type, keeping key
 /// order. The nesting is measured first
 /// ([`crate::manifest::depth::check_json_depth`]) and refused past
@@ -95,12 +104,7 @@ pub fn decode_jsonc(text: &str) -> Result<Value, String> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     crate::manifest::depth::check_json_depth(text, crate::manifest::depth::MAX_DEPTH)?;
     jsonc_parser::parse_to_serde_value::<Value>(text, &jsonc_options())
-        .map_err(|e| {
-            format!(
-                "is not valid JSON with comments (JSONC): {}",
-                crate::secret::redact_patterns(&e.to_string())
-            )
-        })
+        .map_err(not_jsonc)
 }
 
 /// The concrete syntax tree of a JSONC text, for edits that keep its
@@ -111,12 +115,7 @@ pub fn decode_jsonc(text: &str) -> Result<Value, String> {
 pub fn parse_cst(text: &str) -> Result<jsonc_parser::cst::CstRootNode, String> {
     crate::manifest::depth::check_json_depth(text, crate::manifest::depth::MAX_DEPTH)?;
     jsonc_parser::cst::CstRootNode::parse(text, &jsonc_options())
-        .map_err(|e| {
-            format!(
-                "is not valid JSON with comments (JSONC): {}",
-                crate::secret::redact_patterns(&e.to_string())
-            )
-        })
+        .map_err(not_jsonc)
 }
 
 #[cfg(test)]
