@@ -663,11 +663,42 @@ impl From<&Value> for yaml_serde::Value {
 
 impl<'de> Deserialize<'de> for Value {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Value, D::Error> {
-        deserializer.deserialize_any(ValueVisitor)
+        deserializer.deserialize_any(ValueVisitor(Keep::All))
     }
 }
 
-struct ValueVisitor;
+/// Which parts of a text [`Pruned`] builds. A config file may be large
+/// for reasons of its own (Claude Code keeps each project's history in
+/// `~/.claude.json`) while its reader looks at a few keys: what it never
+/// reads is checked by the parser and not built (`docs/security.md`,
+/// "MCP client bounds", the config file row).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Keep {
+    /// Everything.
+    All,
+    /// In a mapping, the values of these keys, each as its `Keep` says;
+    /// any other key stays, with a null value. Anything but a mapping is
+    /// built whole.
+    Keys(&'static [(&'static str, Keep)]),
+    /// In a mapping, every value as the `Keep` says. Anything but a
+    /// mapping is built whole.
+    Values(&'static Keep),
+}
+
+/// A [`Value`] decoded with only the parts its [`Keep`] names built; the
+/// rest is parsed (its syntax, and a duplicate key where it is built,
+/// refused alike) and dropped as it is read.
+pub(crate) struct Pruned(pub(crate) Keep);
+
+impl<'de> de::DeserializeSeed<'de> for Pruned {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(ValueVisitor(self.0))
+    }
+}
+
+struct ValueVisitor(Keep);
 
 impl<'de> de::Visitor<'de> for ValueVisitor {
     type Value = Value;
@@ -731,7 +762,22 @@ impl<'de> de::Visitor<'de> for ValueVisitor {
             if let Some(i) = m.position(&key) {
                 return Err(de::Error::custom(DuplicateKey(&m.entries[i].0)));
             }
-            let value = a.next_value::<Value>()?;
+            let keep = match self.0 {
+                Keep::All => Some(Keep::All),
+                Keep::Values(k) => Some(*k),
+                Keep::Keys(keys) => key
+                    .as_str()
+                    .and_then(|s| keys.iter().find(|(n, _)| *n == s))
+                    .map(|(_, k)| *k),
+            };
+            let value = match keep {
+                Some(Keep::All) => a.next_value::<Value>()?,
+                Some(k) => a.next_value_seed(Pruned(k))?,
+                None => {
+                    a.next_value::<de::IgnoredAny>()?;
+                    Value::Null
+                }
+            };
             m.push_new(key, value);
         }
         Ok(Value::Mapping(m))

@@ -346,6 +346,13 @@ pub fn unknown_keys_message(m: &Mapping, allowed: &[&str]) -> Option<String> {
         msg.push_str(&format!(" ({hint})"));
     }
     msg.push_str(&format!("; allowed: {}", allowed.join(", ")));
+    // YAML 1.1's merge key is no key of YAML 1.2 (which this decoder
+    // reads): say so, rather than leave it looking like a typo.
+    if m.contains_key("<<") {
+        msg.push_str(
+            "; `<<` is a YAML merge key, which wasmgate does not expand: write the merged keys out",
+        );
+    }
     Some(msg)
 }
 
@@ -459,6 +466,33 @@ mod tests {
     fn a_tagged_key_is_named_as_yaml_writes_it() {
         let v: Value = yaml_serde::from_str("!x a").unwrap();
         assert_eq!(key_text(&v), "!x a");
+    }
+
+    #[test]
+    fn a_merge_key_is_named_as_one_through_a_plugin_yaml() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("plugin.yaml");
+        std::fs::write(
+            &file,
+            "name: p\nversion: 1.0.0\nmcp_servers:\n  a: &base {command: /bin/a}\n  b:\n    <<: *base\n    timeout: 5\n",
+        )
+        .unwrap();
+        let r = crate::manifest::load_plugin_yaml(&file);
+        let e = r
+            .errors
+            .iter()
+            .map(|e| e.to_string())
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(e.contains("has unknown keys ['<<']"), "{e}");
+        assert!(
+            e.contains("`<<` is a YAML merge key, which wasmgate does not expand"),
+            "{e}"
+        );
+        // Other unknown keys keep their message without it.
+        let m: Value = yaml_serde::from_str("{zzz: 1}").unwrap();
+        let Value::Mapping(m) = m else { panic!() };
+        assert!(!unknown_keys_message(&m, &["a"]).unwrap().contains("merge"));
     }
 
     #[test]

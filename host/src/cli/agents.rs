@@ -372,7 +372,11 @@ fn create_new(
 
 /// Runs `wasmgate setup`; returns the exit code (0 done or nothing to do,
 /// 1 failed).
-pub fn run_setup(args: &SetupArgs, plugins: &[PathBuf], config: Option<(&Path, &str)>) -> u8 {
+pub fn run_setup(
+    args: &SetupArgs,
+    (plugins, plugins_label): (&[PathBuf], &str),
+    config: Option<(&Path, &str)>,
+) -> u8 {
     let Some((default_file, syntax, servers)) = args.agent.target() else {
         eprintln!("wasmgate setup: no home folder (HOME is not set)");
         return 1;
@@ -423,7 +427,7 @@ pub fn run_setup(args: &SetupArgs, plugins: &[PathBuf], config: Option<(&Path, &
         // would fail at its start.
         for (flag, p, folder) in plugins
             .iter()
-            .map(|p| ("--plugins", p.as_path(), true))
+            .map(|p| (plugins_label, p.as_path(), true))
             .chain(config.map(|(c, label)| (label, c, false)))
         {
             let why = match std::fs::metadata(p) {

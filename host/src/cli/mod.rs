@@ -211,9 +211,17 @@ fn run(cli: Cli) -> u8 {
         ),
         Command::Setup(args) => {
             let config = named_config(&cli);
+            // The agent starts `serve` without the user's shell variables
+            // (a desktop app reads no shell profile): folders named by
+            // `$WASMGATE_PLUGINS` are written into its entry as `--plugins`.
+            let (plugins, label) = if cli.plugins.is_empty() {
+                (env_plugin_dirs().unwrap_or_default(), "$WASMGATE_PLUGINS")
+            } else {
+                (cli.plugins.clone(), "--plugins")
+            };
             agents::run_setup(
                 args,
-                &cli.plugins,
+                (&plugins, label),
                 config.as_ref().map(|(p, label)| (p.as_path(), *label)),
             )
         }
@@ -445,13 +453,22 @@ fn default_install_dir() -> Option<PathBuf> {
     user_config_dir().map(|b| b.join("wasmgate").join("plugins"))
 }
 
+/// The folders of `$WASMGATE_PLUGINS` (split like PATH, empty parts
+/// skipped); `None` when it is not set.
+fn env_plugin_dirs() -> Option<Vec<PathBuf>> {
+    let v = std::env::var_os("WASMGATE_PLUGINS")?;
+    Some(
+        std::env::split_paths(&v)
+            .filter(|p| !p.as_os_str().is_empty())
+            .collect(),
+    )
+}
+
 /// `--plugins` default: `$WASMGATE_PLUGINS` (split like PATH), else
 /// `<user config dir>/wasmgate/plugins` when it exists.
 fn default_plugin_dirs() -> Vec<PathBuf> {
-    if let Some(v) = std::env::var_os("WASMGATE_PLUGINS") {
-        return std::env::split_paths(&v)
-            .filter(|p| !p.as_os_str().is_empty())
-            .collect();
+    if let Some(dirs) = env_plugin_dirs() {
+        return dirs;
     }
     user_config_dir()
         .map(|b| b.join("wasmgate").join("plugins"))

@@ -12,7 +12,7 @@ use super::schema::{
 use crate::platform::ReadError;
 use crate::validation::{Problem, got_type, must_be, unknown_keys_message};
 use std::path::Path;
-use crate::document::{Mapping, Value};
+use crate::document::{Keep, Mapping, Pruned, Value};
 
 /// Largest manifest or config file read, in bytes (4 MiB).
 pub const MAX_MANIFEST_BYTES: u64 = 4 * 1024 * 1024;
@@ -318,16 +318,28 @@ fn duplicate_key(raw: &str, text: &str) -> Option<String> {
 /// Decodes JSON text straight into the universal value type, keeping the
 /// order of object keys (OS blocks keep their input order, docs/declarations.md §1.2).
 pub fn decode_json(text: &str) -> Result<Value, String> {
+    decode_json_pruned(text, Keep::All)
+}
+
+/// [`decode_json`] building only what `keep` names (the rest is parsed
+/// and dropped): a config's reader looks at a few keys of a file that
+/// may be large.
+pub(crate) fn decode_json_pruned(text: &str, keep: Keep) -> Result<Value, String> {
+    use serde::de::DeserializeSeed as _;
     // A byte order mark, as some Windows editors save one: not content.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     super::depth::check_json_depth(text, super::depth::MAX_DEPTH)?;
+    let mut de = serde_json::Deserializer::from_str(text);
     // The parser's message may quote a key (a duplicate): redacted.
-    serde_json::from_str::<Value>(text).map_err(|e| {
-        format!(
-            "is not valid JSON: {}",
-            crate::secret::redact_patterns(&e.to_string())
-        )
-    })
+    Pruned(keep)
+        .deserialize(&mut de)
+        .and_then(|v| de.end().map(|()| v))
+        .map_err(|e| {
+            format!(
+                "is not valid JSON: {}",
+                crate::secret::redact_patterns(&e.to_string())
+            )
+        })
 }
 
 /// The manifest of a plugin folder: its `plugin.yaml`, else its Hermes

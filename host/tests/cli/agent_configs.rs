@@ -1022,6 +1022,60 @@ fn setup_adds_one_entry_keeps_the_rest_and_undo_removes_exactly_it() {
     );
 }
 
+/// Without `--plugins`, the folders of `$WASMGATE_PLUGINS` go into the
+/// agent's entry: the agent starts `serve` without the user's shell.
+#[test]
+fn setup_writes_the_plugin_folders_of_wasmgate_plugins_into_the_entry() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let (a, b) = (h.join("plugins-a"), h.join("not-yet"));
+    std::fs::create_dir_all(&a).unwrap();
+    let joined = std::env::join_paths([&a, &b]).unwrap();
+    let run = |extra: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_wasmgate"))
+            .current_dir(h)
+            .env("HOME", h)
+            .env("XDG_CONFIG_HOME", h.join(".config"))
+            .env("WASMGATE_PLUGINS", &joined)
+            .env_remove("WASMGATE_CONFIG")
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .args(["setup", "cursor"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let o = run(&[]);
+    assert!(o.status.success(), "{}", text(&o));
+    // The folder not there yet is named by where it came from.
+    assert!(
+        text(&o).contains(&format!(
+            "warning: $WASMGATE_PLUGINS {} does not exist",
+            b.display()
+        )),
+        "{}",
+        text(&o)
+    );
+    let file = h.join(".cursor/mcp.json");
+    let r = wasmgate::manifest::load_config(&file);
+    let s = r.servers.iter().find(|s| s.name == "wasmgate").unwrap();
+    let Transport::Stdio { args, .. } = &s.transport else {
+        panic!()
+    };
+    let (a, b) = (a.display().to_string(), b.display().to_string());
+    let plugin_args: Vec<&str> = args
+        .windows(2)
+        .filter(|w| w[0] == "--plugins")
+        .map(|w| w[1].as_str())
+        .collect();
+    assert_eq!(plugin_args, [a.as_str(), b.as_str()], "{args:?}");
+    // `--plugins` wins over the variable.
+    let o = run(&["--undo"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = run(&["--plugins", &a, "--dry-run"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(!text(&o).contains("not-yet"), "{}", text(&o));
+}
+
 // --- serve's not-offered resource -------------------------------------------
 
 /// A development-mode host over a config in `dir` whose server `name` (as
@@ -1243,4 +1297,17 @@ fn a_bom_a_flow_yaml_file_and_a_commented_jsonc_error() {
     let e = errors(&r).join("\n");
     assert!(e.contains("JSONC") && e.contains("\"a\""), "{e}");
     assert!(!e.contains("expected value at line 1 column 1"), "{e}");
+    // A `.json` file with nothing in it (or a byte order mark only) is no
+    // config, not an empty one; an empty YAML file still is one.
+    for text in ["", "\u{feff}", " \n\t\n"] {
+        let r = load("empty.json", text);
+        let e = errors(&r).join("\n");
+        assert!(
+            e.contains("is empty: a JSON config is one object"),
+            "{text:?}: {e}"
+        );
+        assert!(r.servers.is_empty());
+    }
+    let r = load("empty.yaml", "");
+    assert!(r.errors.is_empty(), "{:?}", errors(&r));
 }

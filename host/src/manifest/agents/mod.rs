@@ -20,7 +20,7 @@ pub mod vscode;
 use super::schema::{ManifestContext, ManifestError};
 use crate::validation::{Problem, key_text, must_be};
 use std::path::{Path, PathBuf};
-use crate::document::{Mapping, Value};
+use crate::document::{Keep, Mapping, Value};
 
 /// The format a config file was read in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -193,13 +193,34 @@ impl Places {
     }
 }
 
+/// What of a JSON config is built: the keys any format's reader looks at
+/// (`mcp_servers`, `plugins`, `mcpServers`, `servers`, `mcp.servers`,
+/// `extensions`, `projects.<folder>.mcpServers`). Every other key keeps
+/// its place with a null value, so a near miss is still named; its value
+/// is parsed and dropped (a 16 MiB `~/.claude.json` of history took
+/// 650 MB to import when all of it was built; `docs/security.md`, "MCP
+/// client bounds").
+const CONFIG_KEEP: Keep = Keep::Keys(&[
+    ("mcp_servers", Keep::All),
+    ("plugins", Keep::All),
+    ("mcpServers", Keep::All),
+    ("servers", Keep::All),
+    ("mcp", Keep::Keys(&[("servers", Keep::All)])),
+    ("extensions", Keep::All),
+    (
+        "projects",
+        Keep::Values(&Keep::Keys(&[("mcpServers", Keep::All)])),
+    ),
+]);
+
 /// Decodes a config file's text by its content: a TOML file (`.toml`, or
 /// text that is no YAML mapping but valid TOML) is Codex's; a JSON or YAML
 /// mapping with `mcp_servers` or `plugins` is wasmgate's, with `mcpServers`
 /// the Claude family's, a JSON one with `servers` (or `mcp.servers`) VS Code's
 /// (JSONC: comments and trailing commas accepted only there), with
 /// `extensions` Goose's. A mapping with none of them is `Err` (the message
-/// after the file name), as is text that is neither. A leading byte order
+/// after the file name), as is text that is neither, and a `.json` file
+/// holding nothing but white space. A leading byte order
 /// mark is skipped; a `.yaml` / `.yml` file is read as YAML even when it
 /// opens with `{`.
 pub fn decode_config(
@@ -221,9 +242,19 @@ pub fn decode_config(
     let is_yaml = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("yaml") || e.eq_ignore_ascii_case("yml"));
+    // A `.json` file with nothing in it is no JSON (every agent refuses
+    // it); read as YAML it would be an empty config, and `import` would
+    // write `mcp_servers: {}` as if it had found one.
+    if text.trim().is_empty()
+        && path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("json"))
+    {
+        return Err("is empty: a JSON config is one object (`{\"mcpServers\": {…}}`)".into());
+    }
     let is_json = !is_yaml && (text.trim_start().starts_with('{') || starts_with_comment(text));
     let value = if is_json {
-        match super::load::decode_json(text) {
+        match super::load::decode_json_pruned(text, CONFIG_KEEP) {
             Ok(v) => v,
             // VS Code's files are JSONC; the other agents read strict JSON,
             // so comments are accepted only in a file of VS Code's shape.
@@ -418,5 +449,60 @@ pub(crate) fn entries(m: &Mapping) -> impl Iterator<Item = (String, &Value)> {
 pub(crate) fn copy(from: &Mapping, key: &str, to: &mut Mapping, as_: &str) {
     if let Some(v) = from.get(key).filter(|v| !v.is_null()) {
         to.insert(Value::String(as_.into()), v.clone());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::manifest::load::decode_json_pruned;
+
+    #[test]
+    fn a_json_config_builds_only_what_its_readers_look_at() {
+        let text = r#"{
+  "numStartups": 3,
+  "tipsHistory": {"a": [1, 2, {"deep": [true]}]},
+  "mcpServers": {"a": {"command": "/bin/a", "args": ["x"]}},
+  "projects": {
+    "/w": {"history": [{"display": "x", "display": "dup"}], "mcpServers": {"b": {"command": "/bin/b"}}},
+    "/v": [1, 2]
+  },
+  "mcp": {"servers": {"c": {"url": "http://127.0.0.1:1/mcp"}}, "inputs": [{"id": "k"}]}
+}"#;
+        let v = decode_json_pruned(text, CONFIG_KEEP).unwrap();
+        let full = crate::manifest::load::decode_json(text);
+        // Built in full, the history's key given twice refuses the file;
+        // pruned, only what is read is built, and checked.
+        assert!(full.unwrap_err().contains("duplicate entry with key \"display\""));
+        let top = v.as_mapping().unwrap();
+        let keys: Vec<&str> = top.keys().filter_map(Value::as_str).collect();
+        assert_eq!(keys, ["numStartups", "tipsHistory", "mcpServers", "projects", "mcp"]);
+        assert_eq!(top.get("tipsHistory"), Some(&Value::Null));
+        assert_eq!(top.get("numStartups"), Some(&Value::Null));
+        let a = &top.get("mcpServers").unwrap().get("a").unwrap();
+        assert_eq!(a.get("args").unwrap().as_sequence().unwrap().len(), 1);
+        let w = top.get("projects").unwrap().get("/w").unwrap();
+        assert_eq!(w.get("history"), Some(&Value::Null));
+        assert!(w.get("mcpServers").unwrap().get("b").is_some());
+        // Not a mapping where one was looked for: built whole.
+        let v2 = top.get("projects").unwrap().get("/v").unwrap();
+        assert_eq!(v2.as_sequence().unwrap().len(), 2);
+        let mcp = top.get("mcp").unwrap();
+        assert!(mcp.get("servers").unwrap().get("c").is_some());
+        assert_eq!(mcp.get("inputs"), Some(&Value::Null));
+
+        // What is built still refuses a key given twice; what is not is
+        // still parsed, and a syntax error there is named at its place.
+        let dup = r#"{"mcpServers": {"a": {"command": "x"}, "a": {"command": "y"}}}"#;
+        let e = decode_json_pruned(dup, CONFIG_KEEP).unwrap_err();
+        assert!(e.contains("duplicate entry with key \"a\""), "{e}");
+        let broken = "{\n  \"history\": [1, 2,,],\n  \"mcpServers\": {}\n}";
+        let e = decode_json_pruned(broken, CONFIG_KEEP).unwrap_err();
+        assert!(e.contains("line 2 column"), "{e}");
+        let trailing = r#"{"mcpServers": {}} x"#;
+        assert!(decode_json_pruned(trailing, CONFIG_KEEP).is_err());
+        // The top-level key given twice is refused, even one not built.
+        let e = decode_json_pruned(r#"{"x": 1, "x": 2}"#, CONFIG_KEEP).unwrap_err();
+        assert!(e.contains("duplicate entry with key \"x\""), "{e}");
     }
 }
