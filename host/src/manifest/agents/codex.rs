@@ -103,6 +103,12 @@ const MAX_TOML_MESSAGE: usize = 200;
 pub fn decode(text: &str, ctx: &ManifestContext) -> Result<Decoded, String> {
     let table: toml::Table =
         toml::from_str(text).map_err(|e| not_toml(text, e.message(), e.span()))?;
+    let max = crate::manifest::depth::MAX_DEPTH;
+    if table.values().map(depth).max().unwrap_or(0) >= max {
+        return Err(format!(
+            "is nested deeper than {max} levels; wasmgate reads at most {max} levels of TOML, as of YAML or JSON"
+        ));
+    }
     let mut b = Builder::default();
     match table.get("mcp_servers") {
         None => {}
@@ -124,6 +130,17 @@ pub fn decode(text: &str, ctx: &ManifestContext) -> Result<Decoded, String> {
         }
     }
     Ok(b.finish(Format::Codex))
+}
+
+/// How deep `v`'s arrays and tables nest (a scalar 0, an empty array 1).
+/// The `toml` crate stops a key path and a value's nesting at 80 levels
+/// each, so neither this nor [`to_yaml`] recurses far.
+fn depth(v: &toml::Value) -> usize {
+    match v {
+        toml::Value::Array(a) => 1 + a.iter().map(depth).max().unwrap_or(0),
+        toml::Value::Table(t) => 1 + t.values().map(depth).max().unwrap_or(0),
+        _ => 0,
+    }
 }
 
 /// A TOML value as the universal value type (a date-time becomes its text).
@@ -273,5 +290,37 @@ fn convert(m: &Mapping) -> Result<Mapping, Vec<Problem>> {
         Ok(out)
     } else {
         Err(fails)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx() -> ManifestContext {
+        ManifestContext::new("config.toml", std::path::PathBuf::from("/nonexistent"))
+    }
+
+    #[test]
+    fn toml_deeper_than_64_levels_is_refused_as_yaml_and_json_are() {
+        // The root table is level 1, as a YAML file's top mapping is:
+        // `mcp_servers` 2, the server 3, `args` 4, then the arrays.
+        let nested = |arrays: usize| {
+            format!(
+                "[mcp_servers.a]\ncommand = \"x\"\nargs = {}{}\n",
+                "[".repeat(arrays),
+                "]".repeat(arrays)
+            )
+        };
+        assert!(decode(&nested(61), &ctx()).is_ok());
+        let e = decode(&nested(62), &ctx()).err().unwrap();
+        assert!(e.starts_with("is nested deeper than 64 levels"), "{e}");
+        // The same depth in a key path.
+        let keys: Vec<String> = (0..70).map(|i| format!("k{i}")).collect();
+        let text = format!("[mcp_servers.a]\ncommand = \"x\"\n[other.{}]\n", keys.join("."));
+        assert!(decode(&text, &ctx()).err().unwrap().contains("deeper than 64"));
+        // The toml crate's own limit (80) stops what is deeper still.
+        let e = decode(&nested(200), &ctx()).err().unwrap();
+        assert!(e.contains("not valid TOML"), "{e}");
     }
 }

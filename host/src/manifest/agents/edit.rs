@@ -267,9 +267,18 @@ fn json_set(
 }
 
 /// Pretty JSON with the indent of `original` (its first indented line;
-/// two spaces when it has none).
+/// two spaces when it has none); compact JSON when `original` is one line
+/// (as some tools save it), so the diff is that line, not the whole file.
 fn json_write(v: &Value, original: &str) -> Result<String, String> {
     use serde::Serialize;
+    let body = original.trim();
+    if !body.is_empty() && !body.contains('\n') {
+        let mut s = serde_json::to_string(v).map_err(|e| e.to_string())?;
+        if original.ends_with('\n') {
+            s.push('\n');
+        }
+        return Ok(s);
+    }
     let indent: String = original
         .lines()
         .skip(1)
@@ -734,6 +743,29 @@ mod tests {
         assert!(out.contains("[mcp_servers.wasmgate]"), "{out}");
         let back = remove_entry(&out, Syntax::Toml, &["mcp_servers"], "wasmgate").unwrap();
         assert_eq!(back.trim_end(), text.trim_end());
+    }
+
+    #[test]
+    fn one_line_json_stays_one_line() {
+        for text in [
+            "{\"mcpServers\":{\"b\":{\"command\":\"x\"}},\"z\":true}\n",
+            "{\"mcpServers\": {}}",
+        ] {
+            let out = set_entry(text, Syntax::Json, &["mcpServers"], "wasmgate", &entry()).unwrap();
+            assert_eq!(out.trim_end().lines().count(), 1, "{out}");
+            assert_eq!(out.ends_with('\n'), text.ends_with('\n'), "{out:?}");
+            let back = remove_entry(&out, Syntax::Json, &["mcpServers"], "wasmgate").unwrap();
+            // Whitespace inside the line may change (a compact file comes
+            // back as it was).
+            assert_eq!(
+                decode(&back, Syntax::Json).unwrap(),
+                decode(text, Syntax::Json).unwrap()
+            );
+            assert!(text.contains(": ") || back == text, "{back:?}");
+        }
+        // An empty file gets the pretty form.
+        let out = set_entry("", Syntax::Json, &["mcpServers"], "wasmgate", &entry()).unwrap();
+        assert!(out.lines().count() > 1, "{out}");
     }
 
     #[test]
