@@ -370,6 +370,38 @@ fn create_new(
     f.sync_all()
 }
 
+/// A diff as printed: control characters escaped, and a line longer than
+/// [`crate::terminal::LINE_MAX_CHARS`] shown by its head and tail with
+/// what lies between counted (a config saved on one line is one line of
+/// the diff: 134 MB were printed for a 63 MiB file; its tail holds what
+/// an entry added at the end changed).
+fn diff_for_terminal(d: &str) -> String {
+    let half = crate::terminal::LINE_MAX_CHARS / 2;
+    let mut out = String::with_capacity(d.len().min(1 << 20));
+    for l in d.split_inclusive('\n') {
+        let (body, end) = l.strip_suffix('\n').map_or((l, ""), |b| (b, "\n"));
+        let count = body.chars().count();
+        if count > 2 * half {
+            let head = body.char_indices().nth(half).map_or(body.len(), |(i, _)| i);
+            let tail = body.char_indices().nth(count - half).map_or(body.len(), |(i, _)| i);
+            out.push_str(&crate::terminal::text(&body[..head]));
+            out.push_str(&format!(" … ({} characters left out) … ", count - 2 * half));
+            out.push_str(&crate::terminal::text(&body[tail..]));
+        } else {
+            out.push_str(&crate::terminal::text(body));
+        }
+        out.push_str(end);
+    }
+    out
+}
+
+/// A path as printed: control characters escaped and a long one cut
+/// (`crate::terminal::line`); the path may come from the environment
+/// (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`, …) or the command line.
+fn shown(p: &Path) -> String {
+    crate::terminal::line(&p.display().to_string()).into_owned()
+}
+
 /// Runs `wasmgate setup`; returns the exit code (0 done or nothing to do,
 /// 1 failed).
 pub fn run_setup(
@@ -385,7 +417,7 @@ pub fn run_setup(
     let fail = |m: String| {
         eprintln!(
             "wasmgate setup: {}: {}",
-            file.display(),
+            shown(&file),
             crate::terminal::line(&m)
         );
         1
@@ -409,7 +441,7 @@ pub fn run_setup(
         if existing.is_none() {
             println!(
                 "{}: has no {ENTRY_NAME} entry; nothing to undo",
-                file.display()
+                shown(&file)
             );
             return 0;
         }
@@ -430,6 +462,15 @@ pub fn run_setup(
             .map(|p| (plugins_label, p.as_path(), true))
             .chain(config.map(|(c, label)| (label, c, false)))
         {
+            // Config files are text: a path that is not UTF-8 would be
+            // written as another path (U+FFFD for each bad byte).
+            if p.to_str().is_none() {
+                return fail(format!(
+                    "{flag} {} is not UTF-8 and cannot be written into the agent's config; \
+                     use a folder whose path is",
+                    shown(p)
+                ));
+            }
             let why = match std::fs::metadata(p) {
                 Err(_) => "does not exist",
                 Ok(m) if folder && !m.is_dir() => "is not a folder",
@@ -448,7 +489,7 @@ pub fn run_setup(
             );
         }
         if existing == Some(&entry) {
-            println!("{}: already set up; nothing changed", file.display());
+            println!("{}: already set up; nothing changed", shown(&file));
             return 0;
         }
         edit::set_entry(&text, syntax, servers, ENTRY_NAME, &entry)
@@ -460,17 +501,17 @@ pub fn run_setup(
     // The diff's context lines show the neighbouring entries: their
     // secrets are redacted like every printed value (docs/mcp-client.md §4).
     let redactor = crate::secret::Redactor::with_secrets(Vec::new(), value_secrets(&current));
-    let shown = crate::secret::redact_patterns(&redactor.redact_secrets(&diff(&file, &text, &new)));
-    print!("{}", crate::terminal::text(&shown));
+    let printed = crate::secret::redact_patterns(&redactor.redact_secrets(&diff(&file, &text, &new)));
+    print!("{}", diff_for_terminal(&printed));
     if args.dry_run {
-        println!("(dry run: {} not written)", file.display());
+        println!("(dry run: {} not written)", shown(&file));
         return 0;
     }
     match write_with_backup(&file, old.as_deref(), &new) {
-        Ok(Some(b)) => println!("wrote {} (backup: {})", file.display(), b.display()),
-        Ok(None) => println!("wrote {}", file.display()),
+        Ok(Some(b)) => println!("wrote {} (backup: {})", shown(&file), shown(&b)),
+        Ok(None) => println!("wrote {}", shown(&file)),
         Err(m) => {
-            eprintln!("wasmgate setup: {m}");
+            eprintln!("wasmgate setup: {}", crate::terminal::line(&m));
             return 1;
         }
     }
@@ -490,11 +531,11 @@ pub fn run_import(args: &ImportArgs, target: Option<PathBuf>, json: bool) -> u8 
     let text = match read_text(path) {
         Ok(Some(t)) => t,
         Ok(None) => {
-            eprintln!("wasmgate import: {}: no such file", path.display());
+            eprintln!("wasmgate import: {}: no such file", shown(path));
             return 1;
         }
         Err(m) => {
-            eprintln!("wasmgate import: {}: {m}", path.display());
+            eprintln!("wasmgate import: {}: {}", shown(path), crate::terminal::line(&m));
             return 1;
         }
     };
@@ -509,7 +550,7 @@ pub fn run_import(args: &ImportArgs, target: Option<PathBuf>, json: bool) -> u8 
         Err(m) => {
             eprintln!(
                 "wasmgate import: {}: {}",
-                path.display(),
+                shown(path),
                 crate::terminal::line(&m)
             );
             return 1;
@@ -550,7 +591,7 @@ pub fn run_import(args: &ImportArgs, target: Option<PathBuf>, json: bool) -> u8 
     // is redacted whole, so a pattern sees its context (`"Authorization":
     // "Bearer ${NAME}"` is advice, not a token).
     let redact = |t: &str| crate::secret::redact_patterns(&redactor.redact_secrets(t));
-    let shown = redact_value(&Value::Mapping(out.clone()), &redact);
+    let printed = redact_value(&Value::Mapping(out.clone()), &redact);
     let warnings: Vec<String> = decoded
         .warnings
         .into_iter()
@@ -560,7 +601,7 @@ pub fn run_import(args: &ImportArgs, target: Option<PathBuf>, json: bool) -> u8 
     if json {
         let v = serde_json::json!({
             "format": decoded.format.label(),
-            "mcp_servers": serde_json::to_value(&shown).unwrap_or_default(),
+            "mcp_servers": serde_json::to_value(&printed).unwrap_or_default(),
             // Redacted as on stderr: a warning quotes the value it is about.
             "problems": problems.iter().map(|p| redact(&p.to_string())).collect::<Vec<_>>(),
             "warnings": warnings.iter().map(|w| redact(w)).collect::<Vec<_>>(),
@@ -568,10 +609,10 @@ pub fn run_import(args: &ImportArgs, target: Option<PathBuf>, json: bool) -> u8 
         println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
     } else {
         let mut top = Mapping::new();
-        top.insert("mcp_servers".into(), shown);
+        top.insert("mcp_servers".into(), printed);
         println!(
             "# wasmgate config from {} ({})",
-            path.display(),
+            shown(path),
             decoded.format.label()
         );
         print!(
@@ -602,7 +643,7 @@ pub fn run_import(args: &ImportArgs, target: Option<PathBuf>, json: bool) -> u8 
         if let Err(m) = merge_into(&target, &out, &redact) {
             eprintln!(
                 "wasmgate import: {}: {}",
-                target.display(),
+                shown(&target),
                 crate::terminal::line(&redact(&m))
             );
             code = 1;
@@ -655,7 +696,7 @@ fn merge_into(
     if text == before {
         println!(
             "{}: already has these servers; nothing changed",
-            target.display()
+            shown(target)
         );
         return Ok(());
     }
@@ -664,11 +705,11 @@ fn merge_into(
     let own = crate::secret::Redactor::with_secrets(Vec::new(), value_secrets(&current));
     print!(
         "{}",
-        crate::terminal::text(&redact(&own.redact_secrets(&diff(target, &before, &text))))
+        diff_for_terminal(&redact(&own.redact_secrets(&diff(target, &before, &text))))
     );
     match write_with_backup(target, old.as_deref(), &text)? {
-        Some(b) => println!("wrote {} (backup: {})", target.display(), b.display()),
-        None => println!("wrote {}", target.display()),
+        Some(b) => println!("wrote {} (backup: {})", shown(target), shown(&b)),
+        None => println!("wrote {}", shown(target)),
     }
     Ok(())
 }
@@ -728,7 +769,21 @@ fn redact_value(v: &Value, redact: &dyn Fn(&str) -> String) -> Value {
         }
         Value::Mapping(m) => Value::Mapping(
             m.iter()
-                .map(|(k, i)| (k.clone(), redact_value(i, redact)))
+                .map(|(k, i)| {
+                    // A value under a credential name is a secret however
+                    // short (the text redaction skips values of under four
+                    // characters, which would match too much elsewhere);
+                    // one that holds a `${NAME}` is advice, redacted piece
+                    // by piece.
+                    let whole = matches!(i, Value::String(s) if !s.contains("${"))
+                        && k.as_str().is_some_and(crate::secret::is_credential_name);
+                    let i = if whole {
+                        Value::String(crate::secret::REDACTED.into())
+                    } else {
+                        redact_value(i, redact)
+                    };
+                    (k.clone(), i)
+                })
                 .collect(),
         ),
         other => other.clone(),
@@ -798,7 +853,15 @@ fn printed_secrets(spec: &crate::manifest::ServerSpec) -> Vec<String> {
         }
     };
     match &spec.transport {
-        Transport::Stdio { env, .. } => named(env),
+        Transport::Stdio { env, args, .. } => {
+            named(env);
+            // A connection string in an argument or a variable
+            // (`postgres://u:pw@h/db`): its password and query values, as
+            // `setup` redacts them from its diff.
+            for v in args.iter().chain(env.values()).filter(|v| v.contains("://")) {
+                out.extend(url_secrets(v));
+            }
+        }
         Transport::Http { url, headers } => {
             named(headers);
             out.extend(url_secrets(url));

@@ -215,7 +215,15 @@ fn run(cli: Cli) -> u8 {
             // (a desktop app reads no shell profile): folders named by
             // `$WASMGATE_PLUGINS` are written into its entry as `--plugins`.
             let (plugins, label) = if cli.plugins.is_empty() {
-                (env_plugin_dirs().unwrap_or_default(), "$WASMGATE_PLUGINS")
+                let dirs = env_plugin_dirs();
+                if dirs.as_ref().is_some_and(Vec::is_empty) {
+                    eprintln!(
+                        "wasmgate setup: warning: $WASMGATE_PLUGINS is set but names no folder; \
+                         the agent's `wasmgate serve` will not see it and reads the default \
+                         plugins folder (give --plugins to choose)"
+                    );
+                }
+                (dirs.unwrap_or_default(), "$WASMGATE_PLUGINS")
             } else {
                 (cli.plugins.clone(), "--plugins")
             };

@@ -1022,6 +1022,102 @@ fn setup_adds_one_entry_keeps_the_rest_and_undo_removes_exactly_it() {
     );
 }
 
+/// A server refused while converting (a key with no meaning here) hears
+/// of every other problem of its entry at once, as `wasmgate check` tells
+/// of a wasmgate entry's: the converted part is validated too, problems
+/// named by the user's own field names, none twice; it stays refused.
+#[test]
+fn a_refused_servers_other_problems_are_named_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = ManifestContext::new("cfg", dir.path().to_path_buf());
+    let places = Places {
+        home: None,
+        workspace: None,
+        cwd: None,
+        keep_env_vars: true,
+    };
+    let load = |name: &str, text: &str| {
+        let file = dir.path().join(name);
+        std::fs::write(&file, text).unwrap();
+        load_config_in(&file, &ctx, &places)
+    };
+    let r = load(
+        "claude.json",
+        r#"{"mcpServers": {"a": {"command": 5, "foo": 1, "args": "x"}, "b": {"command": "/bin/b"}}}"#,
+    );
+    assert_eq!(
+        errors(&r),
+        [
+            "cfg server 'a': foo is not a key of a mcpServers (Claude / Cursor / Windsurf) server entry",
+            "cfg server 'a': command (5) must be a non-empty string (got a number)",
+            "cfg server 'a': args (\"x\") must be a list (got a string)",
+        ]
+    );
+    assert_eq!(names(&r), ["b"]);
+    assert_eq!(r.order, ["a", "b"]);
+    // Codex: the own field (`env_vars`), not what it becomes.
+    let r = load(
+        "config.toml",
+        "[mcp_servers.a]\ncommand = 5\ncwd = \"/x\"\nenv_vars = [1]\n",
+    );
+    let e = errors(&r);
+    assert_eq!(e.len(), 3, "{e:?}");
+    assert!(e[0].contains("cwd is not supported by wasmgate"), "{e:?}");
+    assert!(
+        e[1].contains("command (5) must be a non-empty string"),
+        "{e:?}"
+    );
+    assert!(
+        e[2].starts_with("cfg server 'a': env_vars[0] (1) must be"),
+        "{e:?}"
+    );
+    assert!(r.servers.is_empty());
+    // A field the conversion already refused is not named again.
+    let r = load(
+        "mcp.json",
+        r#"{"mcpServers": {"a": {"url": "http://127.0.0.1:1/mcp", "serverUrl": 7}}}"#,
+    );
+    let e = errors(&r);
+    assert_eq!(
+        e.iter().filter(|m| m.contains("serverUrl")).count(),
+        1,
+        "{e:?}"
+    );
+    assert!(r.servers.is_empty());
+}
+
+/// A long line of the agent's file (a config saved on one line) is shown
+/// by its head and tail in the printed diff, not printed whole.
+#[test]
+fn setup_cuts_long_lines_of_its_diff() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let file = h.join("one-line.json");
+    let long = "a".repeat(40_000);
+    std::fs::write(&file, format!("{{\"x\":\"{long}\",\"mcpServers\":{{}}}}\n")).unwrap();
+    let o = wasmgate(
+        &[
+            "setup",
+            "cursor",
+            "--dry-run",
+            "--file",
+            file.to_str().unwrap(),
+        ],
+        h,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("characters left out)"), "{out}");
+    let longest = out.lines().map(|l| l.chars().count()).max().unwrap();
+    assert!(longest < 16 * 1024 + 60, "{longest}");
+    // The tail of the changed line shows the entry added at its end.
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with('+') && l.contains("\"wasmgate\":")),
+        "{out}"
+    );
+}
+
 /// Without `--plugins`, the folders of `$WASMGATE_PLUGINS` go into the
 /// agent's entry: the agent starts `serve` without the user's shell.
 #[test]
@@ -1068,6 +1164,56 @@ fn setup_writes_the_plugin_folders_of_wasmgate_plugins_into_the_entry() {
         .map(|w| w[1].as_str())
         .collect();
     assert_eq!(plugin_args, [a.as_str(), b.as_str()], "{args:?}");
+    // Set but naming no folder: said, since the agent will not see it.
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_wasmgate"))
+        .current_dir(h)
+        .env("HOME", h)
+        .env("XDG_CONFIG_HOME", h.join(".config"))
+        .env("WASMGATE_PLUGINS", "")
+        .env_remove("WASMGATE_CONFIG")
+        .args(["setup", "cursor", "--dry-run"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("$WASMGATE_PLUGINS is set but names no folder"),
+        "{}",
+        text(&o)
+    );
+    // A folder whose path is not UTF-8 cannot be written into a text
+    // config as itself: refused, nothing written.
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let odd = h.join(std::ffi::OsStr::from_bytes(b"pl\xffug"));
+        std::fs::create_dir_all(&odd).unwrap();
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_wasmgate"))
+            .current_dir(h)
+            .env("HOME", h)
+            .env("XDG_CONFIG_HOME", h.join(".config"))
+            .env("WASMGATE_PLUGINS", &odd)
+            .env_remove("WASMGATE_CONFIG")
+            .args(["setup", "cursor", "--undo"])
+            .output()
+            .unwrap();
+        // Undo writes no --plugins: it is allowed.
+        assert!(o.status.success(), "{}", text(&o));
+        let before = std::fs::read_to_string(&file).unwrap();
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_wasmgate"))
+            .current_dir(h)
+            .env("HOME", h)
+            .env("XDG_CONFIG_HOME", h.join(".config"))
+            .env("WASMGATE_PLUGINS", &odd)
+            .env_remove("WASMGATE_CONFIG")
+            .args(["setup", "cursor"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+        assert!(text(&o).contains("is not UTF-8"), "{}", text(&o));
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), before);
+        let o = run(&[]);
+        assert!(o.status.success(), "{}", text(&o));
+    }
     // `--plugins` wins over the variable.
     let o = run(&["--undo"]);
     assert!(o.status.success(), "{}", text(&o));
@@ -1299,7 +1445,15 @@ fn a_bom_a_flow_yaml_file_and_a_commented_jsonc_error() {
     assert!(!e.contains("expected value at line 1 column 1"), "{e}");
     // A `.json` file with nothing in it (or a byte order mark only) is no
     // config, not an empty one; an empty YAML file still is one.
-    for text in ["", "\u{feff}", " \n\t\n"] {
+    for text in [
+        "",
+        "\u{feff}",
+        " \n\t\n",
+        "~\n",
+        "---\n",
+        "# nothing\n",
+        "null",
+    ] {
         let r = load("empty.json", text);
         let e = errors(&r).join("\n");
         assert!(

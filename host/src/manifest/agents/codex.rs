@@ -118,7 +118,7 @@ pub fn decode(text: &str, ctx: &ManifestContext) -> Result<Decoded, String> {
                 _ => Mapping::new(),
             };
             for (name, entry) in entries(&servers) {
-                let res = entry_mapping(entry).and_then(convert);
+                let res = entry_mapping(entry).map(convert);
                 b.add_from(ctx, &name, entry, Format::Codex, res);
             }
         }
@@ -161,7 +161,7 @@ pub fn to_yaml(v: &toml::Value) -> Value {
 }
 
 /// One `[mcp_servers.<id>]` in wasmgate's schema.
-fn convert(m: &Mapping) -> Result<Mapping, Vec<Problem>> {
+fn convert(m: &Mapping) -> (Mapping, Vec<Problem>) {
     let mut fails: Vec<Problem> = Vec::new();
     refuse_keys(m, Format::Codex, &KNOWN, &UNSUPPORTED, &mut fails);
     let mut out = Mapping::new();
@@ -286,11 +286,7 @@ fn convert(m: &Mapping) -> Result<Mapping, Vec<Problem>> {
         }
         out.insert("tools".into(), Value::Mapping(tools));
     }
-    if fails.is_empty() {
-        Ok(out)
-    } else {
-        Err(fails)
-    }
+    (out, fails)
 }
 
 #[cfg(test)]

@@ -271,13 +271,16 @@ fn json_set(
 /// (as some tools save it), so the diff is that line, not the whole file.
 fn json_write(v: &Value, original: &str) -> Result<String, String> {
     use serde::Serialize;
-    let body = original.trim();
-    if !body.is_empty() && !body.contains('\n') {
-        let mut s = serde_json::to_string(v).map_err(|e| e.to_string())?;
-        if original.ends_with('\n') {
-            s.push('\n');
-        }
-        return Ok(s);
+    let body = original.trim_start_matches('\u{feff}').trim();
+    if !body.is_empty() && !body.contains(['\n', '\r']) {
+        // Its byte order mark and line end are kept as they were.
+        let bom = if original.starts_with('\u{feff}') { "\u{feff}" } else { "" };
+        let end = ["\r\n", "\n", "\r"]
+            .into_iter()
+            .find(|e| original.ends_with(e))
+            .unwrap_or("");
+        let json = serde_json::to_string(v).map_err(|e| e.to_string())?;
+        return Ok(format!("{bom}{json}{end}"));
     }
     let indent: String = original
         .lines()
@@ -750,10 +753,15 @@ mod tests {
         for text in [
             "{\"mcpServers\":{\"b\":{\"command\":\"x\"}},\"z\":true}\n",
             "{\"mcpServers\": {}}",
+            "{\"mcpServers\":{}}\r\n",
+            "\u{feff}{\"mcpServers\":{}}\n",
         ] {
             let out = set_entry(text, Syntax::Json, &["mcpServers"], "wasmgate", &entry()).unwrap();
             assert_eq!(out.trim_end().lines().count(), 1, "{out}");
+            // The line end and a byte order mark stay as they were.
             assert_eq!(out.ends_with('\n'), text.ends_with('\n'), "{out:?}");
+            assert_eq!(out.ends_with("\r\n"), text.ends_with("\r\n"), "{out:?}");
+            assert_eq!(out.starts_with('\u{feff}'), text.starts_with('\u{feff}'), "{out:?}");
             let back = remove_entry(&out, Syntax::Json, &["mcpServers"], "wasmgate").unwrap();
             // Whitespace inside the line may change (a compact file comes
             // back as it was).

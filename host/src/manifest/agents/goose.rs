@@ -60,13 +60,13 @@ pub fn decode(ext: &Mapping, ctx: &ManifestContext) -> Decoded {
             ));
             continue;
         }
-        let res = entry_mapping(entry).and_then(convert);
+        let res = entry_mapping(entry).map(convert);
         b.add_from(ctx, &name, entry, Format::Goose, res);
     }
     b.finish(Format::Goose)
 }
 
-fn convert(m: &Mapping) -> Result<Mapping, Vec<Problem>> {
+fn convert(m: &Mapping) -> (Mapping, Vec<Problem>) {
     let mut fails: Vec<Problem> = Vec::new();
     refuse_keys(m, Format::Goose, &KNOWN, &[], &mut fails);
     let mut out = Mapping::new();
@@ -107,9 +107,5 @@ fn convert(m: &Mapping) -> Result<Mapping, Vec<Problem>> {
             must_be("a list of tool names", o),
         )),
     }
-    if fails.is_empty() {
-        Ok(out)
-    } else {
-        Err(fails)
-    }
+    (out, fails)
 }

@@ -94,7 +94,7 @@ pub fn decode(top: &Mapping, ctx: &ManifestContext, places: &Places) -> Decoded 
         }
     }
     for (name, entry) in all.into_iter().flatten() {
-        let res = entry_mapping(&entry).and_then(|m| convert(m, ctx, places));
+        let res = entry_mapping(&entry).map(|m| convert(m, ctx, places));
         b.add(ctx, &name, res);
     }
     b.finish(Format::McpServers)
@@ -171,7 +171,7 @@ pub(crate) fn convert(
     m: &Mapping,
     ctx: &ManifestContext,
     places: &Places,
-) -> Result<Mapping, Vec<Problem>> {
+) -> (Mapping, Vec<Problem>) {
     convert_with(m, ctx, places, Format::McpServers, &KNOWN, &UNSUPPORTED)
 }
 
@@ -183,7 +183,7 @@ pub(crate) fn convert_with(
     format: Format,
     known: &[&str],
     unsupported: &[(&str, &str)],
-) -> Result<Mapping, Vec<Problem>> {
+) -> (Mapping, Vec<Problem>) {
     let mut fails = Vec::new();
     refuse_keys(m, format, known, unsupported, &mut fails);
     let mut out = Mapping::new();
@@ -233,11 +233,7 @@ pub(crate) fn convert_with(
             Err(msg) => fails.push(Problem::new("envFile", msg)),
         }
     }
-    if fails.is_empty() {
-        Ok(out)
-    } else {
-        Err(fails)
-    }
+    (out, fails)
 }
 
 /// `type`: `stdio` (with `command`) or `http` / `streamable-http` (with a

@@ -193,6 +193,9 @@ impl Places {
     }
 }
 
+/// The problem of a `.json` config with no object in it.
+const EMPTY_JSON: &str = "is empty: a JSON config is one object (`{\"mcpServers\": {…}}`)";
+
 /// What of a JSON config is built: the keys any format's reader looks at
 /// (`mcp_servers`, `plugins`, `mcpServers`, `servers`, `mcp.servers`,
 /// `extensions`, `projects.<folder>.mcpServers`). Every other key keeps
@@ -245,12 +248,11 @@ pub fn decode_config(
     // A `.json` file with nothing in it is no JSON (every agent refuses
     // it); read as YAML it would be an empty config, and `import` would
     // write `mcp_servers: {}` as if it had found one.
-    if text.trim().is_empty()
-        && path
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("json"))
-    {
-        return Err("is empty: a JSON config is one object (`{\"mcpServers\": {…}}`)".into());
+    let is_json_name = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+    if text.trim().is_empty() && is_json_name {
+        return Err(EMPTY_JSON.into());
     }
     let is_json = !is_yaml && (text.trim_start().starts_with('{') || starts_with_comment(text));
     let value = if is_json {
@@ -298,6 +300,9 @@ pub fn decode_config(
     };
     let Value::Mapping(top) = &value else {
         return match value {
+            // YAML's null (`~`, `---`, a comment) in a `.json` file: as
+            // empty as an empty one.
+            Value::Null if is_json_name => Err(EMPTY_JSON.into()),
             Value::Null => Ok(wasmgate(Value::Null)),
             other => Err(must_be("a mapping", &other)),
         };
@@ -328,6 +333,11 @@ fn starts_with_comment(text: &str) -> bool {
     t.starts_with("//") || t.starts_with("/*")
 }
 
+/// The conversion of one server entry to wasmgate's schema: the entry as
+/// far as it converts with the problems of what did not (none: accepted),
+/// or `Err` when it is not a mapping at all.
+pub(crate) type Conversion = Result<(Mapping, Vec<Problem>), Vec<Problem>>;
+
 /// Collects one format's converted servers.
 #[derive(Debug, Default)]
 pub(crate) struct Builder {
@@ -339,23 +349,10 @@ pub(crate) struct Builder {
 }
 
 impl Builder {
-    /// Adds the outcome of converting server `name`: its entry in
-    /// wasmgate's schema, or every problem with its field path.
-    pub fn add(&mut self, ctx: &ManifestContext, name: &str, res: Result<Mapping, Vec<Problem>>) {
-        self.order.push(name.to_string());
-        match res {
-            Ok(m) => {
-                self.servers
-                    .insert(Value::String(name.into()), Value::Mapping(m));
-            }
-            Err(fails) => {
-                let label = ctx.server_where(name);
-                for Problem { path, message } in fails {
-                    self.errors
-                        .push(ManifestError::new(&label, Some(name), &path, message));
-                }
-            }
-        }
+    /// Adds the outcome of converting server `name` ([`Conversion`]): its
+    /// entry in wasmgate's schema, or every problem with its field path.
+    pub fn add(&mut self, ctx: &ManifestContext, name: &str, res: Conversion) {
+        self.add_renamed(ctx, name, res, &[]);
     }
 
     /// [`Builder::add`] of the conversion of `entry`, a server of a
@@ -367,17 +364,70 @@ impl Builder {
         name: &str,
         entry: &Value,
         format: Format,
-        res: Result<Mapping, Vec<Problem>>,
+        res: Conversion,
     ) {
-        if res.is_ok()
-            && let Value::Mapping(m) = entry
-        {
-            let renames = renames_of(m, format);
-            if !renames.is_empty() {
-                self.renames.insert(name.to_string(), renames);
+        let renames = match entry {
+            Value::Mapping(m) => renames_of(m, format),
+            _ => Vec::new(),
+        };
+        if matches!(&res, Ok((_, fails)) if fails.is_empty()) && !renames.is_empty() {
+            self.renames.insert(name.to_string(), renames.clone());
+        }
+        self.add_renamed(ctx, name, res, &renames);
+    }
+
+    /// A refused server's problems are every problem of its entry at once
+    /// (`wasmgate check`'s promise, `docs/declarations.md` §2a): what did
+    /// convert is validated too, and the validator's problems at a field
+    /// the conversion did not already name are added (with the user's own
+    /// field names, `renames`). The server stays refused.
+    fn add_renamed(
+        &mut self,
+        ctx: &ManifestContext,
+        name: &str,
+        res: Conversion,
+        renames: &[(&'static str, &'static str)],
+    ) {
+        self.order.push(name.to_string());
+        let (converted, fails) = match res {
+            Ok((m, fails)) if fails.is_empty() => {
+                self.servers
+                    .insert(Value::String(name.into()), Value::Mapping(m));
+                return;
+            }
+            Ok((m, fails)) => (Some(m), fails),
+            Err(fails) => (None, fails),
+        };
+        let label = ctx.server_where(name);
+        let named: Vec<String> = fails.iter().map(|f| f.path.clone()).collect();
+        for Problem { path, message } in fails {
+            self.errors
+                .push(ManifestError::new(&label, Some(name), &path, message));
+        }
+        let Some(m) = converted else { return };
+        let mut ignored = Vec::new();
+        let Err(more) = super::schema::server_from_value(
+            name,
+            &Value::Mapping(m),
+            ctx,
+            None,
+            &label,
+            &mut ignored,
+        ) else {
+            return;
+        };
+        let under = |path: &str, named: &str| {
+            path.strip_prefix(named)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+        };
+        for mut e in more {
+            if let Some(p) = own_path(&e.path, renames) {
+                e.path = p;
+            }
+            if !named.iter().any(|n| under(&e.path, n) || under(n, &e.path)) {
+                self.errors.push(e);
             }
         }
-        self.add(ctx, name, res);
     }
 
     /// The decoded file in `format`.

@@ -56,7 +56,7 @@ pub fn servers_of(top: &Mapping) -> Option<&Mapping> {
 pub fn decode(servers: &Mapping, ctx: &ManifestContext, places: &Places) -> Decoded {
     let mut b = Builder::default();
     for (name, entry) in entries(servers) {
-        let res = entry_mapping(entry).and_then(|m| {
+        let res = entry_mapping(entry).map(|m| {
             super::mcpjson::convert_with(m, ctx, places, Format::VsCode, &KNOWN, &UNSUPPORTED)
         });
         b.add(ctx, &name, res);
