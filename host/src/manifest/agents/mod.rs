@@ -534,9 +534,12 @@ mod tests {
         let w = top.get("projects").unwrap().get("/w").unwrap();
         assert_eq!(w.get("history"), Some(&Value::Null));
         assert!(w.get("mcpServers").unwrap().get("b").is_some());
-        // Not a mapping where one was looked for: built whole.
+        // A list where a mapping was looked for: read and dropped.
         let v2 = top.get("projects").unwrap().get("/v").unwrap();
-        assert_eq!(v2.as_sequence().unwrap().len(), 2);
+        assert_eq!(v2, &Value::Null);
+        let listed = decode_json_pruned(r#"{"projects": [1, [2]], "mcp": [3]}"#, CONFIG_KEEP).unwrap();
+        assert_eq!(listed.get("projects"), Some(&Value::Null));
+        assert_eq!(listed.get("mcp"), Some(&Value::Null));
         let mcp = top.get("mcp").unwrap();
         assert!(mcp.get("servers").unwrap().get("c").is_some());
         assert_eq!(mcp.get("inputs"), Some(&Value::Null));
