@@ -163,7 +163,9 @@ fn run(cli: Cli) -> u8 {
         return 2;
     }
     let dev = cli.dev || crate::trust::dev_from_env();
-    if dev {
+    // `status`'s text report opens with the same notice (`trust: …`);
+    // every other output gets it here, once.
+    if dev && (!matches!(cli.command, Command::Status) || cli.json) {
         eprintln!("wasmgate: {}", crate::trust::DEV_NOTICE);
     }
     let options = || {

@@ -502,3 +502,36 @@ fn the_readmes_status_and_call_example_is_what_runs() {
         "call differs from README"
     );
 }
+
+/// Development mode is said once per output: `status`'s text report opens
+/// with it (so stderr does not repeat it); its JSON and other commands
+/// get it on stderr.
+#[test]
+fn development_mode_is_said_once_per_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("config.yaml");
+    std::fs::write(&cfg, "mcp_servers: {}\n").unwrap();
+    let run = |args: &[&str]| {
+        let out = wasmgate_env(args, dir.path(), &[("WASMGATE_DEV", "1")]);
+        assert!(out.status.success(), "{args:?}");
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let c = cfg.to_str().unwrap();
+    let (stdout, stderr) = run(&["status", "--config", c]);
+    assert_eq!(stdout.matches("development mode").count(), 1, "{stdout}");
+    assert!(!stderr.contains("development mode"), "{stderr}");
+    for args in [
+        &["status", "--json", "--config", c][..],
+        &["tools", "--config", c],
+    ] {
+        let (_, stderr) = run(args);
+        assert_eq!(
+            stderr.matches("development mode").count(),
+            1,
+            "{args:?}: {stderr}"
+        );
+    }
+}
