@@ -101,14 +101,7 @@ const MAX_TOML_MESSAGE: usize = 200;
 
 /// Decodes a Codex `config.toml`; `Err` is the message after the file name.
 pub fn decode(text: &str, ctx: &ManifestContext) -> Result<Decoded, String> {
-    let table: toml::Table =
-        toml::from_str(text).map_err(|e| not_toml(text, e.message(), e.span()))?;
-    let max = crate::manifest::depth::MAX_DEPTH;
-    if table.values().map(depth).max().unwrap_or(0) >= max {
-        return Err(format!(
-            "is nested deeper than {max} levels; wasmgate reads at most {max} levels of TOML, as of YAML or JSON"
-        ));
-    }
+    let table = parse_table(text)?;
     let mut b = Builder::default();
     match table.get("mcp_servers") {
         None => {}
@@ -130,6 +123,21 @@ pub fn decode(text: &str, ctx: &ManifestContext) -> Result<Decoded, String> {
         }
     }
     Ok(b.finish(Format::Codex))
+}
+
+/// `text` as a TOML table nested at most 64 levels deep, as YAML and
+/// JSON are read (`docs/security.md`, the nesting row); `Err` is the
+/// message after the file name.
+pub(crate) fn parse_table(text: &str) -> Result<toml::Table, String> {
+    let table: toml::Table =
+        toml::from_str(text).map_err(|e| not_toml(text, e.message(), e.span()))?;
+    let max = crate::manifest::depth::MAX_DEPTH;
+    if table.values().map(depth).max().unwrap_or(0) >= max {
+        return Err(format!(
+            "is nested deeper than {max} levels; wasmgate reads at most {max} levels of TOML, as of YAML or JSON"
+        ));
+    }
+    Ok(table)
 }
 
 /// How deep `v`'s arrays and tables nest (a scalar 0, an empty array 1).

@@ -39,17 +39,15 @@ pub enum Syntax {
 /// # Errors
 /// The decoder's message.
 pub fn decode(text: &str, syntax: Syntax) -> Result<Value, String> {
-    if text.trim().is_empty() {
+    // A byte order mark alone is as empty as nothing.
+    if text.trim_start_matches('\u{feff}').trim().is_empty() {
         return Ok(Value::Mapping(Mapping::new()));
     }
     let v = match syntax {
         Syntax::Json => super::super::load::decode_json(text)?,
         Syntax::Jsonc => super::vscode::decode_jsonc(text)?,
         Syntax::Yaml => super::super::load::decode_yaml(text)?,
-        Syntax::Toml => super::codex::to_yaml(&toml::Value::Table(
-            toml::from_str::<toml::Table>(text)
-                .map_err(|e| super::codex::not_toml(text, e.message(), e.span()))?,
-        )),
+        Syntax::Toml => super::codex::to_yaml(&toml::Value::Table(super::codex::parse_table(text)?)),
     };
     match v {
         Value::Null => Ok(Value::Mapping(Mapping::new())),
@@ -271,10 +269,11 @@ fn json_set(
 /// (as some tools save it), so the diff is that line, not the whole file.
 fn json_write(v: &Value, original: &str) -> Result<String, String> {
     use serde::Serialize;
+    // A byte order mark is kept as it was.
+    let bom = if original.starts_with('\u{feff}') { "\u{feff}" } else { "" };
     let body = original.trim_start_matches('\u{feff}').trim();
     if !body.is_empty() && !body.contains(['\n', '\r']) {
-        // Its byte order mark and line end are kept as they were.
-        let bom = if original.starts_with('\u{feff}') { "\u{feff}" } else { "" };
+        // So is its line end.
         let end = ["\r\n", "\n", "\r"]
             .into_iter()
             .find(|e| original.ends_with(e))
@@ -294,9 +293,8 @@ fn json_write(v: &Value, original: &str) -> Result<String, String> {
     let fmt = serde_json::ser::PrettyFormatter::with_indent(indent.as_bytes());
     let mut ser = serde_json::Serializer::with_formatter(&mut out, fmt);
     v.serialize(&mut ser).map_err(|e| e.to_string())?;
-    let mut s = String::from_utf8(out).map_err(|e| e.to_string())?;
-    s.push('\n');
-    Ok(s)
+    let json = String::from_utf8(out).map_err(|e| e.to_string())?;
+    Ok(format!("{bom}{json}\n"))
 }
 
 /// Sets (`Some`) or removes (`None`) the entry `name` under `path` in the
@@ -771,9 +769,19 @@ mod tests {
             );
             assert!(text.contains(": ") || back == text, "{back:?}");
         }
-        // An empty file gets the pretty form.
+        // An empty file gets the pretty form; so does a byte order mark
+        // alone, which it keeps.
         let out = set_entry("", Syntax::Json, &["mcpServers"], "wasmgate", &entry()).unwrap();
         assert!(out.lines().count() > 1, "{out}");
+        let out = set_entry("\u{feff}", Syntax::Json, &["mcpServers"], "wasmgate", &entry()).unwrap();
+        assert!(out.starts_with("\u{feff}{\n"), "{out:?}");
+        let pretty = "\u{feff}{\n  \"mcpServers\": {}\n}\n";
+        let out = set_entry(pretty, Syntax::Json, &["mcpServers"], "wasmgate", &entry()).unwrap();
+        assert!(out.starts_with("\u{feff}{\n") && out.contains("wasmgate"), "{out:?}");
+        // Codex's TOML is held to 64 levels here too.
+        let deep = format!("a = {}{}\n", "[".repeat(70), "]".repeat(70));
+        let e = set_entry(&deep, Syntax::Toml, &["mcp_servers"], "wasmgate", &entry()).unwrap_err();
+        assert!(e.contains("deeper than 64 levels"), "{e}");
     }
 
     #[test]
