@@ -1022,6 +1022,21 @@ fn setup_adds_one_entry_keeps_the_rest_and_undo_removes_exactly_it() {
     );
 }
 
+/// `text` written to `dir/name` and loaded as a config ("cfg") with no
+/// home, workspace or project folder; `keep_env_vars` as `import` sets it.
+fn load_written(dir: &Path, keep_env_vars: bool, name: &str, text: &str) -> ServersResult {
+    let ctx = ManifestContext::new("cfg", dir.to_path_buf());
+    let places = Places {
+        home: None,
+        workspace: None,
+        cwd: None,
+        keep_env_vars,
+    };
+    let file = dir.join(name);
+    std::fs::write(&file, text).unwrap();
+    load_config_in(&file, &ctx, &places)
+}
+
 /// A server refused while converting (a key with no meaning here) hears
 /// of every other problem of its entry at once, as `wasmgate check` tells
 /// of a wasmgate entry's: the converted part is validated too, problems
@@ -1029,18 +1044,7 @@ fn setup_adds_one_entry_keeps_the_rest_and_undo_removes_exactly_it() {
 #[test]
 fn a_refused_servers_other_problems_are_named_with_it() {
     let dir = tempfile::tempdir().unwrap();
-    let ctx = ManifestContext::new("cfg", dir.path().to_path_buf());
-    let places = Places {
-        home: None,
-        workspace: None,
-        cwd: None,
-        keep_env_vars: true,
-    };
-    let load = |name: &str, text: &str| {
-        let file = dir.path().join(name);
-        std::fs::write(&file, text).unwrap();
-        load_config_in(&file, &ctx, &places)
-    };
+    let load = |name: &str, text: &str| load_written(dir.path(), true, name, text);
     let r = load(
         "claude.json",
         r#"{"mcpServers": {"a": {"command": 5, "foo": 1, "args": "x"}, "b": {"command": "/bin/b"}}}"#,
@@ -1410,18 +1414,7 @@ fn a_backtick_in_a_server_name_does_not_end_its_code_span_in_not_offered() {
 #[test]
 fn a_bom_a_flow_yaml_file_and_a_commented_jsonc_error() {
     let dir = tempfile::tempdir().unwrap();
-    let ctx = ManifestContext::new("cfg", dir.path().to_path_buf());
-    let places = Places {
-        home: None,
-        workspace: None,
-        cwd: None,
-        keep_env_vars: false,
-    };
-    let load = |name: &str, text: &str| {
-        let file = dir.path().join(name);
-        std::fs::write(&file, text).unwrap();
-        load_config_in(&file, &ctx, &places)
-    };
+    let load = |name: &str, text: &str| load_written(dir.path(), false, name, text);
     let r = load(
         "bom.json",
         "\u{feff}{\"servers\": {\"a\": {\"command\": \"/bin/a\"}}}",
