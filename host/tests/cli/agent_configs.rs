@@ -1131,12 +1131,13 @@ fn setup_writes_the_plugin_folders_of_wasmgate_plugins_into_the_entry() {
     let (a, b) = (h.join("plugins-a"), h.join("not-yet"));
     std::fs::create_dir_all(&a).unwrap();
     let joined = std::env::join_paths([&a, &b]).unwrap();
-    let run = |extra: &[&str]| {
+    // `wasmgate setup cursor ARGS` with $WASMGATE_PLUGINS set to `var`.
+    let setup_with = |var: &std::ffi::OsStr, extra: &[&str]| {
         std::process::Command::new(env!("CARGO_BIN_EXE_wasmgate"))
             .current_dir(h)
             .env("HOME", h)
             .env("XDG_CONFIG_HOME", h.join(".config"))
-            .env("WASMGATE_PLUGINS", &joined)
+            .env("WASMGATE_PLUGINS", var)
             .env_remove("WASMGATE_CONFIG")
             .env_remove("CLAUDE_CONFIG_DIR")
             .args(["setup", "cursor"])
@@ -1144,6 +1145,7 @@ fn setup_writes_the_plugin_folders_of_wasmgate_plugins_into_the_entry() {
             .output()
             .unwrap()
     };
+    let run = |extra: &[&str]| setup_with(&joined, extra);
     let o = run(&[]);
     assert!(o.status.success(), "{}", text(&o));
     // The folder not there yet is named by where it came from.
@@ -1169,15 +1171,7 @@ fn setup_writes_the_plugin_folders_of_wasmgate_plugins_into_the_entry() {
         .collect();
     assert_eq!(plugin_args, [a.as_str(), b.as_str()], "{args:?}");
     // Set but naming no folder: said, since the agent will not see it.
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_wasmgate"))
-        .current_dir(h)
-        .env("HOME", h)
-        .env("XDG_CONFIG_HOME", h.join(".config"))
-        .env("WASMGATE_PLUGINS", "")
-        .env_remove("WASMGATE_CONFIG")
-        .args(["setup", "cursor", "--dry-run"])
-        .output()
-        .unwrap();
+    let o = setup_with("".as_ref(), &["--dry-run"]);
     assert!(o.status.success(), "{}", text(&o));
     assert!(
         text(&o).contains("$WASMGATE_PLUGINS is set but names no folder"),
@@ -1191,27 +1185,11 @@ fn setup_writes_the_plugin_folders_of_wasmgate_plugins_into_the_entry() {
         use std::os::unix::ffi::OsStrExt;
         let odd = h.join(std::ffi::OsStr::from_bytes(b"pl\xffug"));
         std::fs::create_dir_all(&odd).unwrap();
-        let o = std::process::Command::new(env!("CARGO_BIN_EXE_wasmgate"))
-            .current_dir(h)
-            .env("HOME", h)
-            .env("XDG_CONFIG_HOME", h.join(".config"))
-            .env("WASMGATE_PLUGINS", &odd)
-            .env_remove("WASMGATE_CONFIG")
-            .args(["setup", "cursor", "--undo"])
-            .output()
-            .unwrap();
+        let o = setup_with(odd.as_os_str(), &["--undo"]);
         // Undo writes no --plugins: it is allowed.
         assert!(o.status.success(), "{}", text(&o));
         let before = std::fs::read_to_string(&file).unwrap();
-        let o = std::process::Command::new(env!("CARGO_BIN_EXE_wasmgate"))
-            .current_dir(h)
-            .env("HOME", h)
-            .env("XDG_CONFIG_HOME", h.join(".config"))
-            .env("WASMGATE_PLUGINS", &odd)
-            .env_remove("WASMGATE_CONFIG")
-            .args(["setup", "cursor"])
-            .output()
-            .unwrap();
+        let o = setup_with(odd.as_os_str(), &[]);
         assert_eq!(o.status.code(), Some(1), "{}", text(&o));
         assert!(text(&o).contains("is not UTF-8"), "{}", text(&o));
         assert_eq!(std::fs::read_to_string(&file).unwrap(), before);
