@@ -318,16 +318,16 @@ fn duplicate_key(raw: &str, text: &str) -> Option<String> {
 /// Decodes JSON text straight into the universal value type, keeping the
 /// order of object keys (OS blocks keep their input order, docs/declarations.md §1.2).
 pub fn decode_json(text: &str) -> Result<Value, String> {
-    decode_json_pruned(text, Keep::All)
+    // A byte order mark, as some Windows editors save one: not content.
+    decode_json_pruned(text.strip_prefix('\u{feff}').unwrap_or(text), Keep::All)
 }
 
-/// [`decode_json`] building only what `keep` names (the rest is parsed
-/// and dropped): a config's reader looks at a few keys of a file that
-/// may be large.
+/// [`decode_json`] of text without its byte order mark (one is stripped
+/// by the caller, a second is an error), building only what `keep`
+/// names (the rest is parsed and dropped): a config's reader looks at a
+/// few keys of a file that may be large.
 pub(crate) fn decode_json_pruned(text: &str, keep: Keep) -> Result<Value, String> {
     use serde::de::DeserializeSeed as _;
-    // A byte order mark, as some Windows editors save one: not content.
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     super::depth::check_json_depth(text, super::depth::MAX_DEPTH)?;
     let mut de = serde_json::Deserializer::from_str(text);
     // The parser's message may quote a key (a duplicate): redacted.

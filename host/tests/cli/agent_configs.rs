@@ -1416,15 +1416,7 @@ fn a_bom_a_flow_yaml_file_and_a_commented_jsonc_error() {
     assert!(!e.contains("expected value at line 1 column 1"), "{e}");
     // A `.json` file with nothing in it (or a byte order mark only) is no
     // config, not an empty one; an empty YAML file still is one.
-    for text in [
-        "",
-        "\u{feff}",
-        " \n\t\n",
-        "~\n",
-        "---\n",
-        "# nothing\n",
-        "null",
-    ] {
+    for text in ["", "\u{feff}", " \n\t\n", "null"] {
         let r = load("empty.json", text);
         let e = errors(&r).join("\n");
         assert!(
@@ -1433,6 +1425,26 @@ fn a_bom_a_flow_yaml_file_and_a_commented_jsonc_error() {
         );
         assert!(r.servers.is_empty());
     }
+    // A `.json` file is read as JSON: YAML in it (`~`, a comment, a
+    // mapping) is no config.
+    for text in [
+        "~\n",
+        "---\n",
+        "# nothing\n",
+        "mcpServers: {a: {command: /bin/a}}\n",
+    ] {
+        let r = load("yaml.json", text);
+        let e = errors(&r).join("\n");
+        assert!(e.contains("is not valid JSON"), "{text:?}: {e}");
+        assert!(r.servers.is_empty());
+    }
+    // One byte order mark is skipped, a second is content (not JSON).
+    let r = load("two.json", "\u{feff}\u{feff}{\"mcpServers\": {}}");
+    assert!(
+        errors(&r).join("\n").contains("is not valid JSON"),
+        "{:?}",
+        errors(&r)
+    );
     let r = load("empty.yaml", "");
     assert!(r.errors.is_empty(), "{:?}", errors(&r));
 }

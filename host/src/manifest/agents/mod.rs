@@ -225,7 +225,8 @@ const CONFIG_KEEP: Keep = Keep::Keys(&[
 /// after the file name), as is text that is neither, and a `.json` file
 /// holding nothing but white space. A leading byte order
 /// mark is skipped; a `.yaml` / `.yml` file is read as YAML even when it
-/// opens with `{`.
+/// opens with `{`, and a `.json` file as JSON (or VS Code's JSONC) whatever
+/// it opens with.
 pub fn decode_config(
     path: &Path,
     text: &str,
@@ -246,15 +247,17 @@ pub fn decode_config(
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("yaml") || e.eq_ignore_ascii_case("yml"));
     // A `.json` file with nothing in it is no JSON (every agent refuses
-    // it); read as YAML it would be an empty config, and `import` would
-    // write `mcp_servers: {}` as if it had found one.
+    // it); read as YAML it was an empty config, and `import` wrote
+    // `mcp_servers: {}` as if it had found one. One that holds YAML is no
+    // agent's file either.
     let is_json_name = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("json"));
     if text.trim().is_empty() && is_json_name {
         return Err(EMPTY_JSON.into());
     }
-    let is_json = !is_yaml && (text.trim_start().starts_with('{') || starts_with_comment(text));
+    let is_json = is_json_name
+        || (!is_yaml && (text.trim_start().starts_with('{') || starts_with_comment(text)));
     let value = if is_json {
         match super::load::decode_json_pruned(text, CONFIG_KEEP) {
             Ok(v) => v,
@@ -300,8 +303,7 @@ pub fn decode_config(
     };
     let Value::Mapping(top) = &value else {
         return match value {
-            // YAML's null (`~`, `---`, a comment) in a `.json` file: as
-            // empty as an empty one.
+            // `null`: as empty as an empty file.
             Value::Null if is_json_name => Err(EMPTY_JSON.into()),
             Value::Null => Ok(wasmgate(Value::Null)),
             other => Err(must_be("a mapping", &other)),
