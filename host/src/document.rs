@@ -678,8 +678,8 @@ pub(crate) enum Keep {
     All,
     /// In a mapping, the values of these keys, each as its `Keep` says;
     /// any other key stays, with a null value. A list here is read and
-    /// dropped (null): the readers look only into a mapping (a 63 MiB
-    /// `projects` list took 1.3 GB when built).
+    /// dropped (an empty list stands for it): the readers look only into
+    /// a mapping (a 63 MiB `projects` list took 1.3 GB when built).
     Keys(&'static [(&'static str, Keep)]),
     /// In a mapping, every value as the `Keep` says; a list, as for
     /// `Keys`.
@@ -749,7 +749,8 @@ impl<'de> de::Visitor<'de> for ValueVisitor {
     fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Value, A::Error> {
         if !matches!(self.0, Keep::All) {
             while a.next_element::<de::IgnoredAny>()?.is_some() {}
-            return Ok(Value::Null);
+            // Still a list (empty): "must be a mapping (got a list)".
+            return Ok(Value::Sequence(Vec::new()));
         }
         let mut v = Vec::with_capacity(a.size_hint().unwrap_or(0).min(1024));
         while let Some(x) = a.next_element::<Value>()? {

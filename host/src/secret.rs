@@ -315,6 +315,39 @@ pub fn is_credential_name(name: &str) -> bool {
     upper != "PWD" && upper != "OLDPWD" && MARKS.iter().any(|m| upper.contains(m))
 }
 
+/// Every URL inside `text`, from its scheme to the first white space,
+/// quote or angle bracket: also one inside an argument
+/// (`DATABASE_URL=postgres://u:pw@h/db`, `--dsn=mysql://…`), which
+/// [`url_secrets`] of the whole argument misses.
+pub fn urls_in(text: &str) -> impl Iterator<Item = &str> {
+    let scheme_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.');
+    text.match_indices("://").filter_map(move |(at, _)| {
+        let start = text[..at]
+            .char_indices()
+            .rev()
+            .find(|(_, c)| !scheme_char(*c))
+            .map_or(0, |(i, c)| i + c.len_utf8());
+        // A scheme starts with a letter (`--x=+x://` is `x://`).
+        let start = text[start..at]
+            .find(|c: char| c.is_ascii_alphabetic())
+            .map_or(at, |i| start + i);
+        let end = text[at..]
+            .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '<' | '>' | '`'))
+            .map_or(text.len(), |i| at + i);
+        (start < at).then(|| &text[start..end])
+    })
+}
+
+/// `text` with the secrets of every URL in it ([`urls_in`],
+/// [`url_secrets`]) replaced by [`REDACTED`].
+pub fn redact_urls(text: &str) -> String {
+    let secrets: Vec<String> = urls_in(text).flat_map(url_secrets).collect();
+    if secrets.is_empty() {
+        return text.to_string();
+    }
+    Redactor::with_secrets(Vec::new(), secrets).redact_secrets(text)
+}
+
 /// The secrets a URL carries: every query value and the userinfo (user
 /// name and password), decoded and as written.
 pub fn url_secrets(url: &str) -> Vec<String> {
@@ -619,6 +652,26 @@ impl Redactor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn urls_inside_arguments_are_found_and_their_secrets_redacted() {
+        let text = "DATABASE_URL=postgres://user:dockpw111@db:5432/app --dsn=mysql://root:dsnpw222@h/db \"é+x://a:bbbbpw@h\" ://nothing";
+        let found: Vec<&str> = urls_in(text).collect();
+        assert_eq!(
+            found,
+            [
+                "postgres://user:dockpw111@db:5432/app",
+                "mysql://root:dsnpw222@h/db",
+                "x://a:bbbbpw@h",
+            ]
+        );
+        let r = redact_urls(text);
+        for pw in ["dockpw111", "dsnpw222", "bbbbpw"] {
+            assert!(!r.contains(pw), "{r}");
+        }
+        assert!(r.starts_with("DATABASE_URL=postgres://"), "{r}");
+        assert_eq!(redact_urls("no url here"), "no url here");
+    }
 
     #[test]
     fn overlapping_secrets_are_redacted_whole_and_thousands_in_one_pass() {

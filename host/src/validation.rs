@@ -427,7 +427,7 @@ pub fn echo_at(root: &Value, path: &str) -> Option<String> {
         }
         Value::Sequence(_) | Value::Mapping(_) => return None,
     };
-    let text = crate::secret::redact_patterns(&text);
+    let text = crate::secret::redact_urls(&crate::secret::redact_patterns(&text));
     let cut: String = text.chars().take(ECHO_MAX_CHARS).collect();
     let more = if cut.len() < text.len() { "…" } else { "" };
     Some(match v {
@@ -437,10 +437,13 @@ pub fn echo_at(root: &Value, path: &str) -> Option<String> {
     })
 }
 
-/// `v` with every string (keys too) redacted of token shapes.
+/// `v` with every string (keys too) redacted of token shapes and of the
+/// secrets of the URLs in it (a connection string's password).
 fn redacted_strings(v: &Value) -> Value {
     match v {
-        Value::String(s) => Value::String(crate::secret::redact_patterns(s)),
+        Value::String(s) => Value::String(crate::secret::redact_urls(
+            &crate::secret::redact_patterns(s),
+        )),
         Value::Sequence(items) => Value::Sequence(items.iter().map(redacted_strings).collect()),
         Value::Mapping(m) => Value::Mapping(
             m.iter()
@@ -460,6 +463,17 @@ mod tests {
         let v: Value = yaml_serde::from_str(r#"location: [["password=\"hunter22\""]]"#).unwrap();
         let e = echo_at(&v, "location[0]").unwrap();
         assert!(!e.contains("hunter22"), "{e}");
+    }
+
+    #[test]
+    fn a_url_password_inside_an_echoed_value_is_redacted() {
+        let v: Value = yaml_serde::from_str(
+            r#"command: "~/bin/srv postgres://admin:hunter2pw@db/x?sslkey=qqsecretqq""#,
+        )
+        .unwrap();
+        let e = echo_at(&v, "command").unwrap();
+        assert!(!e.contains("hunter2pw") && !e.contains("qqsecretqq"), "{e}");
+        assert!(e.contains("~/bin/srv postgres://"), "{e}");
     }
 
     #[test]

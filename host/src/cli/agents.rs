@@ -528,7 +528,14 @@ pub fn run_import(args: &ImportArgs, target: Option<PathBuf>, json: bool) -> u8 
         path.display().to_string(),
         crate::manifest::schema::plugin_dir_of(path),
     );
-    let text = match read_text(path) {
+    // Only read: a link is followed, as `--config` follows it (`setup`
+    // edits, and refuses one).
+    let text = match path.try_exists() {
+        Ok(false) => Ok(None),
+        _ => crate::manifest::load::read_bounded(path, crate::manifest::load::MAX_CONFIG_BYTES)
+            .map(Some),
+    };
+    let text = match text {
         Ok(Some(t)) => t,
         Ok(None) => {
             eprintln!("wasmgate import: {}: no such file", shown(path));
@@ -858,8 +865,8 @@ fn printed_secrets(spec: &crate::manifest::ServerSpec) -> Vec<String> {
             // A connection string in an argument or a variable
             // (`postgres://u:pw@h/db`): its password and query values, as
             // `setup` redacts them from its diff.
-            for v in args.iter().chain(env.values()).filter(|v| v.contains("://")) {
-                out.extend(url_secrets(v));
+            for u in args.iter().chain(env.values()).flat_map(|v| crate::secret::urls_in(v)) {
+                out.extend(url_secrets(u));
             }
         }
         Transport::Http { url, headers } => {

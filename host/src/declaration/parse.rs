@@ -89,7 +89,9 @@ impl fmt::Display for ProblemLine<'_> {
         use crate::terminal::cut_chars;
         let where_ = cut_chars(where_, WHERE_MAX_CHARS);
         let path = cut_chars(path, PATH_MAX_CHARS);
-        let message = cut_chars(message, MESSAGE_MAX_CHARS);
+        // A message may quote the value it is about (`got '…'`): a URL's
+        // password or query values in it are not shown.
+        let message = cut_chars(&crate::secret::redact_urls(message), MESSAGE_MAX_CHARS);
         match (path.is_empty(), value) {
             (true, _) => write!(f, "{where_}: {message}"),
             (false, Some(v)) => write!(f, "{where_}: {path} ({v}) {message}"),

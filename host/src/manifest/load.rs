@@ -28,8 +28,10 @@ pub const MAX_SKILL_BYTES: u64 = 1024 * 1024;
 /// The `extensions` key of a Hermes `plugin.json` holding declarations.
 pub const HERMES_EXTENSION: &str = "com.nousresearch.hermes";
 
-/// Reads at most `limit` bytes of UTF-8 text; `Err` is the message.
-fn read_bounded(path: &Path, limit: u64) -> Result<String, String> {
+/// Reads at most `limit` bytes of UTF-8 text; `Err` is the message. A
+/// link the user named is followed (a dotfile manager links
+/// `~/.claude.json`); a FIFO or device is refused without blocking.
+pub(crate) fn read_bounded(path: &Path, limit: u64) -> Result<String, String> {
     let mut opts = std::fs::OpenOptions::new();
     opts.read(true);
     #[cfg(unix)]

@@ -1076,6 +1076,21 @@ fn a_refused_servers_other_problems_are_named_with_it() {
         "{e:?}"
     );
     assert!(r.servers.is_empty());
+    // A problem of the field around a refused one is its own.
+    let r = load(
+        "mcp.json",
+        r#"{"servers": {"a": {"command": "x", "env": {"FOO": "${input:tok}", "BAD NAME": "x"}}}}"#,
+    );
+    let e = errors(&r);
+    assert!(
+        e.iter().any(|m| m.contains("env.FOO uses ${input:tok}")),
+        "{e:?}"
+    );
+    assert!(
+        e.iter()
+            .any(|m| m.contains("env has a bad variable name 'BAD NAME'")),
+        "{e:?}"
+    );
     // A field the conversion already refused is not named again.
     let r = load(
         "mcp.json",
@@ -1297,6 +1312,40 @@ fn import_redacts_secrets_around_references_across_lines_and_in_their_written_fo
     }
 }
 
+/// `import` prints no connection string's password, also inside a longer
+/// argument or a refused server's problem, nor a short value under a
+/// credential name; a linked file (dotfile managers link
+/// `~/.claude.json`) is read through its link.
+#[test]
+fn import_redacts_url_passwords_inside_arguments_and_short_credentials() {
+    let home = tempfile::tempdir().unwrap();
+    let src = home.path().join("real.json");
+    std::fs::write(
+        &src,
+        r#"{"mcpServers": {
+  "a": {"command": "x", "args": ["-e", "DATABASE_URL=postgres://u:dockpw111@db:5432/app", "--dsn=mysql://root:dsnpw222@h/db"], "env": {"API_KEY": "abc"}},
+  "b": {"command": "~/bin/srv postgres://admin:hunter2pw@db/x", "bogus": 1}
+}}"#,
+    )
+    .unwrap();
+    let link = home.path().join("link.json");
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(&src, &link).unwrap();
+    #[cfg(not(unix))]
+    std::fs::copy(&src, &link).unwrap();
+    for pre in [&[][..], &["--json"][..]] {
+        let mut args = pre.to_vec();
+        args.extend(["import", link.to_str().unwrap()]);
+        let o = wasmgate(&args, home.path());
+        let t = text(&o);
+        for secret in ["dockpw111", "dsnpw222", "hunter2pw", "\"abc\"", ": abc"] {
+            assert!(!t.contains(secret), "{secret}: {t}");
+        }
+        assert!(t.contains("DATABASE_URL=postgres://"), "{t}");
+        assert!(t.contains("bogus is not a key"), "{t}");
+    }
+}
+
 #[test]
 fn import_json_redacts_literal_secrets_in_its_warnings_and_problems() {
     // A literal token and URL userinfo next to a `${VAR}` reference: the
@@ -1438,6 +1487,21 @@ fn a_bom_a_flow_yaml_file_and_a_commented_jsonc_error() {
         assert!(e.contains("is not valid JSON"), "{text:?}: {e}");
         assert!(r.servers.is_empty());
     }
+    // A file called `.json` is JSON too; a list is no config, not an empty one.
+    let r = load(".json", "mcpServers: {a: {command: /bin/a}}\n");
+    assert!(
+        errors(&r).join("\n").contains("is not valid JSON"),
+        "{:?}",
+        errors(&r)
+    );
+    let r = load("list.json", r#"[{"mcpServers": {}}]"#);
+    assert!(
+        errors(&r)
+            .join("\n")
+            .contains("must be a mapping (got a list)"),
+        "{:?}",
+        errors(&r)
+    );
     // One byte order mark is skipped, a second is content (not JSON).
     let r = load("two.json", "\u{feff}\u{feff}{\"mcpServers\": {}}");
     assert!(

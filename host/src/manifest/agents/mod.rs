@@ -250,9 +250,11 @@ pub fn decode_config(
     // it); read as YAML it was an empty config, and `import` wrote
     // `mcp_servers: {}` as if it had found one. One that holds YAML is no
     // agent's file either.
+    // By name, so that a file called `.json` counts too.
     let is_json_name = path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.len() >= 5 && n[n.len() - 5..].eq_ignore_ascii_case(".json"));
     if text.trim().is_empty() && is_json_name {
         return Err(EMPTY_JSON.into());
     }
@@ -401,7 +403,7 @@ impl Builder {
             Err(fails) => (None, fails),
         };
         let label = ctx.server_where(name);
-        let named: Vec<String> = fails.iter().map(|f| f.path.clone()).collect();
+        let named: std::collections::HashSet<String> = fails.iter().map(|f| f.path.clone()).collect();
         for Problem { path, message } in fails {
             self.errors
                 .push(ManifestError::new(&label, Some(name), &path, message));
@@ -418,15 +420,21 @@ impl Builder {
         ) else {
             return;
         };
-        let under = |path: &str, named: &str| {
-            path.strip_prefix(named)
-                .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+        // A field the conversion named, or one inside it, is not named
+        // again; a problem of the field around it is its own (a bad name
+        // in `env` beside a refused `env.FOO`). Looked up by the path and
+        // each field it is inside: linear in the problems, which a hostile
+        // file may hold by the ten thousand.
+        let already = |path: &str| {
+            std::iter::once(path.len())
+                .chain(path.match_indices(['.', '[']).map(|(i, _)| i))
+                .any(|end| named.contains(&path[..end]))
         };
         for mut e in more {
             if let Some(p) = own_path(&e.path, renames) {
                 e.path = p;
             }
-            if !named.iter().any(|n| under(&e.path, n) || under(n, &e.path)) {
+            if !already(&e.path) {
                 self.errors.push(e);
             }
         }
@@ -537,11 +545,12 @@ mod tests {
         assert_eq!(w.get("history"), Some(&Value::Null));
         assert!(w.get("mcpServers").unwrap().get("b").is_some());
         // A list where a mapping was looked for: read and dropped.
+        let empty = Value::Sequence(Vec::new());
         let v2 = top.get("projects").unwrap().get("/v").unwrap();
-        assert_eq!(v2, &Value::Null);
+        assert_eq!(v2, &empty);
         let listed = decode_json_pruned(r#"{"projects": [1, [2]], "mcp": [3]}"#, CONFIG_KEEP).unwrap();
-        assert_eq!(listed.get("projects"), Some(&Value::Null));
-        assert_eq!(listed.get("mcp"), Some(&Value::Null));
+        assert_eq!(listed.get("projects"), Some(&empty));
+        assert_eq!(listed.get("mcp"), Some(&empty));
         let mcp = top.get("mcp").unwrap();
         assert!(mcp.get("servers").unwrap().get("c").is_some());
         assert_eq!(mcp.get("inputs"), Some(&Value::Null));
