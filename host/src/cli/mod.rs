@@ -123,8 +123,32 @@ pub enum Command {
 /// Runs the command line; returns the process exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    if matches!(
+        cli.command,
+        Command::Check { .. }
+            | Command::Availability { .. }
+            | Command::New(_)
+            | Command::Import(_)
+            | Command::Setup(_)
+    ) {
+        quiet_on_closed_stdout();
+    }
     init_logging(cli.log.as_deref());
     ExitCode::from(run(cli))
+}
+
+/// Ends the process quietly, as `cat` does, when its output pipe closes
+/// (`wasmgate import FILE | head`): Rust ignores `SIGPIPE`, and `println!`
+/// then panics with a backtrace. Only for the commands that start no
+/// process and open no socket: for the others a closed pipe to a server
+/// must fail that server, not end wasmgate.
+fn quiet_on_closed_stdout() {
+    #[cfg(unix)]
+    // SAFETY: `signal` with a valid signal number and `SIG_DFL`, before
+    // this process starts any thread or child.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
 }
 
 fn init_logging(filter: Option<&str>) {

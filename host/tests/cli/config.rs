@@ -535,3 +535,30 @@ fn development_mode_is_said_once_per_output() {
         );
     }
 }
+
+/// A command that starts nothing ends quietly when its output pipe is
+/// closed (`wasmgate import FILE | head`), as `cat` does: no panic, no
+/// backtrace.
+#[cfg(unix)]
+#[test]
+fn a_closed_output_pipe_ends_import_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("mcp.json");
+    std::fs::write(&src, r#"{"mcpServers": {"a": {"command": "/bin/a"}}}"#).unwrap();
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = Command::new(env!("CARGO_BIN_EXE_wasmgate"))
+        .current_dir(dir.path())
+        .env("HOME", dir.path())
+        .env_remove("WASMGATE_CONFIG")
+        .args(["import", src.to_str().unwrap()])
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    // 13: SIGPIPE on Linux and macOS.
+    assert_eq!(out.status.signal(), Some(13), "{:?} {stderr}", out.status);
+}
