@@ -309,10 +309,19 @@ pub fn is_credential_name(name: &str) -> bool {
         "PRIVATE",
         "SIGNATURE",
         "PWD",
+        "BEARER",
     ];
+    // Marks that are parts of other words (`PATH`, `DSN` in few) count
+    // only as a whole part of the name: `GITHUB_PAT`, `SENTRY_DSN`.
+    const WORDS: &[&str] = &["PAT", "DSN"];
     let upper = name.to_ascii_uppercase();
     // `PWD` is also the shell's working directory, not a secret.
-    upper != "PWD" && upper != "OLDPWD" && MARKS.iter().any(|m| upper.contains(m))
+    upper != "PWD"
+        && upper != "OLDPWD"
+        && (MARKS.iter().any(|m| upper.contains(m))
+            || upper
+                .split(|c: char| !c.is_ascii_alphanumeric())
+                .any(|w| WORDS.contains(&w)))
 }
 
 /// Every URL inside `text`, from its scheme to the first white space,
@@ -652,6 +661,23 @@ impl Redactor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn credential_names_include_whole_word_marks_but_not_path() {
+        for yes in [
+            "GITHUB_PAT",
+            "pat",
+            "SENTRY_DSN",
+            "BEARER",
+            "X_BEARER_VALUE",
+            "API_KEY",
+        ] {
+            assert!(is_credential_name(yes), "{yes}");
+        }
+        for no in ["PATH", "PATTERN", "XDG_DATA_DIRS", "PWD", "TZ", "DSNX"] {
+            assert!(!is_credential_name(no), "{no}");
+        }
+    }
 
     #[test]
     fn urls_inside_arguments_are_found_and_their_secrets_redacted() {
