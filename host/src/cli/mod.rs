@@ -123,18 +123,27 @@ pub enum Command {
 /// Runs the command line; returns the process exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    if matches!(
-        cli.command,
-        Command::Check { .. }
-            | Command::Availability { .. }
-            | Command::New(_)
-            | Command::Import(_)
-            | Command::Setup(_)
-    ) {
+    if cli.command.loads_nothing() {
         quiet_on_closed_stdout();
     }
     init_logging(cli.log.as_deref());
     ExitCode::from(run(cli))
+}
+
+impl Command {
+    /// The commands that read only the file they are given (or write an
+    /// agent's): they load no plugins or servers, start no process and
+    /// open no socket.
+    fn loads_nothing(&self) -> bool {
+        matches!(
+            self,
+            Command::Check { .. }
+                | Command::Availability { .. }
+                | Command::New(_)
+                | Command::Import(_)
+                | Command::Setup(_)
+        )
+    }
 }
 
 /// Ends the process quietly, as `cat` does, when its output pipe closes
@@ -174,14 +183,7 @@ fn run(cli: Cli) -> u8 {
     } else {
         cli.plugins.clone()
     };
-    if !matches!(
-        cli.command,
-        Command::Check { .. }
-            | Command::Availability { .. }
-            | Command::New(_)
-            | Command::Import(_)
-            | Command::Setup(_)
-    ) && let Some(problem) = missing_named_path(&cli)
+    if !cli.command.loads_nothing() && let Some(problem) = missing_named_path(&cli)
     {
         eprintln!("wasmgate: {problem}");
         return 2;
