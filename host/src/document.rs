@@ -777,7 +777,6 @@ impl<'de> de::Visitor<'de> for ValueVisitor {
                     .map(|(_, k)| *k),
             };
             let value = match keep {
-                Some(Keep::All) => a.next_value::<Value>()?,
                 Some(k) => a.next_value_seed(Pruned(k))?,
                 None => {
                     a.next_value::<de::IgnoredAny>()?;

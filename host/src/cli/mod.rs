@@ -481,12 +481,9 @@ fn default_config() -> Option<PathBuf> {
 /// folder of `$WASMGATE_PLUGINS`, else `<user config dir>/wasmgate/plugins`
 /// (created).
 fn default_install_dir() -> Option<PathBuf> {
-    if let Some(v) = std::env::var_os("WASMGATE_PLUGINS")
-        && let Some(first) = std::env::split_paths(&v).find(|p| !p.as_os_str().is_empty())
-    {
-        return Some(first);
-    }
-    user_config_dir().map(|b| b.join("wasmgate").join("plugins"))
+    env_plugin_dirs()
+        .and_then(|dirs| dirs.into_iter().next())
+        .or_else(|| user_config_dir().map(|b| b.join("wasmgate").join("plugins")))
 }
 
 /// The folders of `$WASMGATE_PLUGINS` (split like PATH, empty parts
