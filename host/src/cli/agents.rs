@@ -273,15 +273,6 @@ fn read_text(path: &Path) -> Result<Option<String>, String> {
         .map_err(|_| "is not UTF-8 text".into())
 }
 
-/// The unified diff of an edit, with the file's name in its header.
-fn diff(path: &Path, old: &str, new: &str) -> String {
-    let name = path.display().to_string();
-    similar::TextDiff::from_lines(old, new)
-        .unified_diff()
-        .context_radius(3)
-        .header(&name, &name)
-        .to_string()
-}
 
 /// Writes `new` in place of `path` (a backup of the old text beside it
 /// first; the new text through a temporary file renamed over it, with the
@@ -370,17 +361,23 @@ fn create_new(
     f.sync_all()
 }
 
-/// A diff as printed: control characters escaped, and a line longer than
-/// [`crate::terminal::LINE_MAX_CHARS`] shown by its head and tail with
+/// The unified diff of an edit (the file's name in its header) as
+/// printed, a line at a time: each line redacted by `redact` first, then
+/// its control characters escaped and, when longer than
+/// [`crate::terminal::LINE_MAX_CHARS`], shown by its head and tail with
 /// what lies between counted (a config saved on one line is one line of
-/// the diff: 134 MB were printed for a 63 MiB file; its tail holds what
-/// an entry added at the end changed).
-fn diff_for_terminal(d: &str) -> String {
+/// the diff: 134 MB were printed for a 63 MiB file; its tail holds what an
+/// entry added at the end changed). Nothing of the whole diff is built
+/// beyond the line in hand.
+fn shown_diff(path: &Path, old: &str, new: &str, redact: &dyn Fn(&str) -> String) -> String {
     let half = crate::terminal::LINE_MAX_CHARS / 2;
-    let mut out = String::with_capacity(d.len().min(1 << 20));
-    for l in d.split_inclusive('\n') {
-        let (body, end) = l.strip_suffix('\n').map_or((l, ""), |b| (b, "\n"));
+    let name = path.display().to_string();
+    let diff = similar::TextDiff::from_lines(old, new);
+    let mut out = String::new();
+    let mut line = |sign: &str, body: &str| {
+        let body = redact(body);
         let count = body.chars().count();
+        out.push_str(sign);
         if count > 2 * half {
             let head = body.char_indices().nth(half).map_or(body.len(), |(i, _)| i);
             let tail = body.char_indices().nth(count - half).map_or(body.len(), |(i, _)| i);
@@ -388,9 +385,23 @@ fn diff_for_terminal(d: &str) -> String {
             out.push_str(&format!(" … ({} characters left out) … ", count - 2 * half));
             out.push_str(&crate::terminal::text(&body[tail..]));
         } else {
-            out.push_str(&crate::terminal::text(body));
+            out.push_str(&crate::terminal::text(&body));
         }
-        out.push_str(end);
+        out.push('\n');
+    };
+    for (i, hunk) in diff.unified_diff().context_radius(3).iter_hunks().enumerate() {
+        if i == 0 {
+            line("--- ", &name);
+            line("+++ ", &name);
+        }
+        line("", &hunk.header().to_string());
+        for c in hunk.iter_changes() {
+            let v = c.value();
+            line(&c.tag().to_string(), v.strip_suffix('\n').unwrap_or(v));
+            if c.missing_newline() {
+                line("", "\\ No newline at end of file");
+            }
+        }
     }
     out
 }
@@ -426,12 +437,22 @@ pub fn run_setup(
         Ok(t) => t,
         Err(m) => return fail(m),
     };
-    let text = old.clone().unwrap_or_default();
-    let current = match edit::decode(&text, syntax) {
-        Ok(v) => v,
+    let text = old.as_deref().unwrap_or_default();
+    // The entry there and the secrets to redact from the diff; a JSON file
+    // (`~/.claude.json`, tens of megabytes of history) is not built whole.
+    let current = match syntax {
+        Syntax::Json => edit::entry(text, syntax, servers, ENTRY_NAME)
+            .and_then(|e| Ok((e, json_secrets(text)?))),
+        _ => edit::decode(text, syntax).map(|v| {
+            let e = edit::get(&v, servers, ENTRY_NAME).cloned();
+            (e, value_secrets(&v))
+        }),
+    };
+    let (existing, secrets) = match current {
+        Ok(c) => c,
         Err(m) => return fail(m),
     };
-    let existing = edit::get(&current, servers, ENTRY_NAME);
+    let existing = existing.as_ref();
     if existing.is_some_and(|e| !is_ours(e)) {
         return fail(format!(
             "already has an entry named {ENTRY_NAME} that does not run `wasmgate serve`; it is left as it is"
@@ -445,7 +466,7 @@ pub fn run_setup(
             );
             return 0;
         }
-        edit::remove_entry(&text, syntax, servers, ENTRY_NAME)
+        edit::remove_entry(text, syntax, servers, ENTRY_NAME)
     } else {
         let exe = match std::env::current_exe().and_then(std::fs::canonicalize) {
             Ok(p) => p.to_string_lossy().into_owned(),
@@ -492,7 +513,7 @@ pub fn run_setup(
             println!("{}: already set up; nothing changed", shown(&file));
             return 0;
         }
-        edit::set_entry(&text, syntax, servers, ENTRY_NAME, &entry)
+        edit::set_entry(text, syntax, servers, ENTRY_NAME, &entry)
     };
     let new = match new {
         Ok(t) => t,
@@ -500,9 +521,13 @@ pub fn run_setup(
     };
     // The diff's context lines show the neighbouring entries: their
     // secrets are redacted like every printed value (docs/mcp-client.md §4).
-    let redactor = crate::secret::Redactor::with_secrets(Vec::new(), value_secrets(&current));
-    let printed = crate::secret::redact_patterns(&redactor.redact_secrets(&diff(&file, &text, &new)));
-    print!("{}", diff_for_terminal(&printed));
+    let redactor = crate::secret::Redactor::with_secrets(Vec::new(), secrets);
+    print!(
+        "{}",
+        shown_diff(&file, text, &new, &|l| {
+            crate::secret::redact_patterns(&redactor.redact_secrets(l))
+        })
+    );
     if args.dry_run {
         println!("(dry run: {} not written)", shown(&file));
         return 0;
@@ -712,7 +737,7 @@ fn merge_into(
     let own = crate::secret::Redactor::with_secrets(Vec::new(), value_secrets(&current));
     print!(
         "{}",
-        diff_for_terminal(&redact(&own.redact_secrets(&diff(target, &before, &text))))
+        shown_diff(target, &before, &text, &|l| redact(&own.redact_secrets(l)))
     );
     match write_with_backup(target, old.as_deref(), &text)? {
         Some(b) => println!("wrote {} (backup: {})", shown(target), shown(&b)),
@@ -753,6 +778,81 @@ fn value_secrets(v: &Value) -> Vec<String> {
     let mut out = Vec::new();
     walk(v, false, &mut out);
     out
+}
+
+/// [`value_secrets`] of the JSON `text`, read as it streams: nothing of
+/// the file is built.
+///
+/// # Errors
+/// The text is not JSON.
+fn json_secrets(text: &str) -> Result<Vec<String>, String> {
+    use serde::de::{self, DeserializeSeed, Deserializer as _};
+    struct Walk<'a> {
+        secret: bool,
+        out: &'a mut Vec<String>,
+    }
+    impl<'de> DeserializeSeed<'de> for Walk<'_> {
+        type Value = ();
+        fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+    impl<'de> de::Visitor<'de> for Walk<'_> {
+        type Value = ();
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("any JSON value")
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_unit<E>(self) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_str<E>(self, s: &str) -> Result<(), E> {
+            let mut found = crate::secret::url_secrets(s);
+            if self.secret {
+                found.push(s.to_string());
+            }
+            for f in found {
+                self.out.extend(crate::secret::printed_forms(&f));
+            }
+            Ok(())
+        }
+        fn visit_seq<A: de::SeqAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
+            let Walk { secret, out } = self;
+            while a.next_element_seed(Walk { secret, out: &mut *out })?.is_some() {}
+            Ok(())
+        }
+        fn visit_map<A: de::MapAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
+            let Walk { secret, out } = self;
+            while let Some(k) = a.next_key::<std::borrow::Cow<'de, str>>()? {
+                let secret = secret || k == "headers" || crate::secret::is_credential_name(&k);
+                a.next_value_seed(Walk { secret, out: &mut *out })?;
+            }
+            Ok(())
+        }
+    }
+    let body = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut out = Vec::new();
+    if body.trim().is_empty() {
+        return Ok(out);
+    }
+    let mut de = serde_json::Deserializer::from_str(body);
+    de.deserialize_any(Walk {
+        secret: false,
+        out: &mut out,
+    })
+    .map_err(|e| format!("is not valid JSON: {}", crate::secret::redact_patterns(&e.to_string())))?;
+    Ok(out)
 }
 
 /// `v` with `redact` applied to every string it holds (keys stay), so the

@@ -967,10 +967,13 @@ fn setup_adds_one_entry_keeps_the_rest_and_undo_removes_exactly_it() {
         assert!(o.status.success(), "{agent}: {}", text(&o));
         let undone = std::fs::read_to_string(file).unwrap();
         if agent == "claude-code" {
-            let a: serde_json::Value = serde_json::from_str(&undone).unwrap();
-            let b: serde_json::Value = serde_json::from_str(old).unwrap();
-            assert_eq!(a, b);
-            assert!(undone.find("numStartups") < undone.find("zzz"));
+            // JSON is edited as text: every byte comes back.
+            assert_eq!(undone, old);
+            assert!(
+                after.starts_with(&before[..before.find("\n  },").unwrap()])
+                    && after.ends_with("  },\n  \"zzz\": true\n}\n"),
+                "{after}"
+            );
         } else {
             assert_eq!(undone.trim_end(), old.trim_end(), "{agent}");
         }
@@ -1385,13 +1388,15 @@ fn setup_diff_redacts_the_secrets_of_the_neighbouring_entries() {
     // credential-named env value and its URL userinfo must not be printed.
     const AUTH: &str = "opaque-db-auth-value-31337";
     const PASS: &str = "pa55-userinfo-secret";
+    // Outside the servers' object, in the diff's context too.
+    const KEY: &str = "opaque-account-key-4242";
     let home = tempfile::tempdir().unwrap();
     let h = home.path();
     let plugins = h.join("plugins");
     std::fs::create_dir_all(&plugins).unwrap();
     let claude = h.join(".claude.json");
     let before = format!(
-        "{{\n  \"mcpServers\": {{\n    \"db\": {{\n      \"command\": \"/bin/db\",\n      \"env\": {{\"DB_AUTH\": \"{AUTH}\"}}\n    }},\n    \"remote\": {{\n      \"type\": \"http\",\n      \"url\": \"https://bob:{PASS}@example.invalid/mcp\"\n    }}\n  }}\n}}\n"
+        "{{\n  \"mcpServers\": {{\n    \"db\": {{\n      \"command\": \"/bin/db\",\n      \"env\": {{\"DB_AUTH\": \"{AUTH}\"}}\n    }},\n    \"remote\": {{\n      \"type\": \"http\",\n      \"url\": \"https://bob:{PASS}@example.invalid/mcp\"\n    }}\n  }},\n  \"primaryApiKey\": \"{KEY}\"\n}}\n"
     );
     std::fs::write(&claude, &before).unwrap();
     for extra in [&["--dry-run"][..], &[][..], &["--undo"][..]] {
@@ -1414,13 +1419,14 @@ fn setup_diff_redacts_the_secrets_of_the_neighbouring_entries() {
             !all.contains(PASS),
             "{extra:?}: URL userinfo was printed: {all}"
         );
+        assert!(all.contains("primaryApiKey"), "{extra:?}: {all}");
+        assert!(
+            !all.contains(KEY),
+            "{extra:?}: a top-level key was printed: {all}"
+        );
     }
-    // The file itself keeps the user's values (strict JSON is rewritten
-    // pretty, so compared as JSON).
-    let after: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&claude).unwrap()).unwrap();
-    let before: serde_json::Value = serde_json::from_str(&before).unwrap();
-    assert_eq!(after, before);
+    // The file itself keeps the user's values, byte for byte.
+    assert_eq!(std::fs::read_to_string(&claude).unwrap(), before);
 }
 
 #[test]

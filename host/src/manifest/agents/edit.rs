@@ -2,10 +2,11 @@
 //! `wasmgate setup` and `wasmgate import --write` (`docs/mcp-client.md`
 //! §1.5), keeping everything else as it is:
 //!
-//! * JSON: decoded with key order kept, the entry added at the end of its
-//!   object (or replaced where it stands), written back pretty-printed
-//!   with the file's own indent. Whitespace may change; keys, their order
-//!   and values do not.
+//! * JSON: edited as text (`super::json_edit`): only the objects on the
+//!   entry's path are read, the entry is added at the end of its object
+//!   (or its value replaced where it stands) with the file's own indent and
+//!   line end, and every other byte stays. A file holding nothing (or
+//!   `null`) gets a new pretty-printed object.
 //! * JSONC (VS Code): edited through `jsonc-parser`'s concrete syntax
 //!   tree, so comments, trailing commas and layout stay; the entry is
 //!   appended to its object (or its value replaced where it stands).
@@ -145,6 +146,11 @@ pub fn set_entries(
     if entries.is_empty() {
         return Ok(text.to_string());
     }
+    if syntax == Syntax::Json
+        && let Some(out) = super::json_edit::set_entries(text, path, entries)?
+    {
+        return Ok(out);
+    }
     let before = decode(text, syntax)?;
     let out = match syntax {
         Syntax::Json => json_set(&before, text, path, entries)?,
@@ -174,19 +180,34 @@ pub fn set_entries(
         || normalise(&without(&after, path, &names), path)
             != normalise(&without(&before, path, &names), path)
     {
-        return Err(
-            if entries.len() == 1 {
-            "the edit would change more than the one entry; nothing was written (edit the file by hand)"
-                .into()
-        } else {
-            format!(
-                "the edit would change more than the {} entries; nothing was written (edit the file by hand)",
-                entries.len()
-            )
-        },
-        );
+        return Err(changed_more(entries.len()));
     }
     Ok(out)
+}
+
+/// The refusal of an edit whose result reads back as more than asked.
+pub(super) fn changed_more(entries: usize) -> String {
+    if entries == 1 {
+        "the edit would change more than the one entry; nothing was written (edit the file by hand)"
+            .into()
+    } else {
+        format!(
+            "the edit would change more than the {entries} entries; nothing was written (edit the file by hand)"
+        )
+    }
+}
+
+/// The entry `name` under `path` of `text` (`None` when it, or an object
+/// on the path, is absent). A JSON file is not built whole: only the
+/// objects on the path are looked into (`super::json_edit`).
+///
+/// # Errors
+/// The file cannot be decoded or is not a mapping.
+pub fn entry(text: &str, syntax: Syntax, path: &[&str], name: &str) -> Result<Option<Value>, String> {
+    match syntax {
+        Syntax::Json => super::json_edit::entry(text, path, name),
+        _ => Ok(get(&decode(text, syntax)?, path, name).cloned()),
+    }
 }
 
 /// `text` without the entry `name` under `path`.
@@ -199,13 +220,17 @@ pub fn remove_entry(
     path: &[&str],
     name: &str,
 ) -> Result<String, String> {
-    let before = decode(text, syntax)?;
+    let before = match syntax {
+        // Not decoded whole: edited as text, and checked, there.
+        Syntax::Json => return super::json_edit::remove_entry(text, path, name),
+        _ => decode(text, syntax)?,
+    };
     if get(&before, path, name).is_none() {
         return Err(format!("has no entry {name} under {}", path.join(".")));
     }
     let out = match syntax {
-        Syntax::Json => json_write(&without(&before, path, &[name]), text)?,
-        Syntax::Jsonc => jsonc_edit(text, path, name, None)?,
+        // (JSON returned above; its syntax tree is JSONC's too.)
+        Syntax::Jsonc | Syntax::Json => jsonc_edit(text, path, name, None)?,
         Syntax::Toml => {
             let mut doc: toml_edit::DocumentMut = text
                 .parse()
@@ -225,10 +250,7 @@ pub fn remove_entry(
     };
     let after = decode(&out, syntax).map_err(edit_not_decoded)?;
     if normalise(&after, path) != normalise(&without(&before, path, &[name]), path) {
-        return Err(
-            "the edit would change more than the one entry; nothing was written (edit the file by hand)"
-                .into(),
-        );
+        return Err(changed_more(1));
     }
     Ok(out)
 }
@@ -432,7 +454,7 @@ fn toml_set(text: &str, path: &[&str], entries: &[(&str, &Value)]) -> Result<Str
 /// The error of an edited text that does not decode: the edit's fault
 /// (the file's layout is one wasmgate's text edit does not handle), not
 /// the file's, which decoded before.
-fn edit_not_decoded(e: String) -> String {
+pub(super) fn edit_not_decoded(e: String) -> String {
     format!(
         "wasmgate cannot edit this file's layout (the edited text would not decode: {e}); \
          nothing was written (edit the file by hand)"

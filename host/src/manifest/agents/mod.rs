@@ -13,6 +13,7 @@
 pub mod codex;
 pub mod edit;
 pub mod goose;
+mod json_edit;
 pub mod mcpjson;
 pub mod vars;
 pub mod vscode;
