@@ -85,6 +85,27 @@ pub fn cut_chars(s: &str, max: usize) -> String {
     }
 }
 
+/// How many problems (or warnings) a text report lists before it counts
+/// the rest: a file of thousands of bad entries printed a line each (20,000
+/// refused servers: 13 MB on stderr, or in an agent's MCP log from
+/// `serve`). A command's `--json` output lists every one.
+pub(crate) const LISTED_MAX: usize = 100;
+
+/// The first [`LISTED_MAX`] of `items`, and the line that counts the ones
+/// left out (`None` when none are), ending with `hint` (where to see all).
+pub(crate) fn listed<'a, T>(items: &'a [T], hint: &str) -> (&'a [T], Option<String>) {
+    if items.len() <= LISTED_MAX {
+        return (items, None);
+    }
+    (
+        &items[..LISTED_MAX],
+        Some(format!(
+            "… and {} more not listed{hint}",
+            items.len() - LISTED_MAX
+        )),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

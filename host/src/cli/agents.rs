@@ -652,11 +652,15 @@ pub fn run_import(args: &ImportArgs, target: Option<PathBuf>, json: bool) -> u8 
             crate::terminal::text(&yaml_serde::to_string(&Value::Mapping(top)).unwrap_or_default())
         );
     }
-    for p in &problems {
+    let (listed, more) = crate::terminal::listed(&problems, " (`--json` lists all)");
+    for p in listed {
         eprintln!(
             "wasmgate import: {}",
             crate::terminal::line(&redact(&p.to_string()))
         );
+    }
+    if let Some(m) = more {
+        eprintln!("wasmgate import: {m}");
     }
     for w in &warnings {
         eprintln!(

@@ -262,11 +262,16 @@ pub async fn run(mut host: HostOptions, args: &ServeArgs) -> anyhow::Result<u8> 
             return Ok(2);
         }
     }
-    for p in gw.host().problems() {
-        tracing::warn!("{p}");
-    }
-    for w in gw.host().warnings() {
-        tracing::warn!("{w}");
+    // Bounded: a plugin's file of thousands of bad entries must not fill
+    // the agent's MCP log.
+    for list in [gw.host().problems(), gw.host().warnings()] {
+        let (listed, more) = crate::terminal::listed(list, " (`wasmgate status --json` lists all)");
+        for p in listed {
+            tracing::warn!("{p}");
+        }
+        if let Some(m) = more {
+            tracing::warn!("{m}");
+        }
     }
     let watch = tokio::spawn(gw.clone().watch());
     let stop = CancellationToken::new();

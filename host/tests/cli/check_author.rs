@@ -453,3 +453,25 @@ fn a_url_query_value_is_redacted_in_what_check_prints() {
         );
     }
 }
+
+#[test]
+fn a_file_of_many_bad_servers_lists_a_hundred_problems_and_counts_the_rest() {
+    let t = tempfile::tempdir().unwrap();
+    let mut yaml = String::from("name: p\nversion: '1'\nmcp_servers:\n");
+    for i in 0..150 {
+        yaml.push_str(&format!("  s{i}:\n    command: x\n    timeout: soon\n"));
+    }
+    write(t.path(), "p/plugin.yaml", &yaml);
+    let out = check(t.path(), &["p/plugin.yaml"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.iter().filter(|l| l.contains("timeout (\"soon\")")).count(), 100, "{stderr}");
+    assert_eq!(
+        lines.last(),
+        Some(&"… and 50 more not listed (`--json` lists all)"),
+        "{stderr}"
+    );
+    let doc = json(&check(t.path(), &["--json", "p/plugin.yaml"]));
+    assert_eq!(doc["errors"].as_array().unwrap().len(), 150, "{doc:#}");
+}
