@@ -85,6 +85,29 @@ pub fn cut_chars(s: &str, max: usize) -> String {
     }
 }
 
+/// JSON text for a terminal (`--json` output): every character
+/// [`is_unsafe`] flags inside a string is written as a `\uXXXX` escape.
+/// `serde_json` escapes only the C0 controls, so a C1 control (U+009B is a
+/// CSI to some terminals), a bidi override or a line separator a plugin or
+/// server chose reached the terminal raw; a JSON reader gets the same
+/// strings back. Outside strings JSON text holds only ASCII punctuation,
+/// spaces and the formatter's line breaks, which stay.
+pub(crate) fn json_text(s: String) -> String {
+    if !s.chars().any(|c| is_unsafe(c) && c != '\n') {
+        return s;
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        if is_unsafe(c) && c != '\n' {
+            // Every such character is in the Basic Multilingual Plane.
+            let _ = std::fmt::Write::write_fmt(&mut out, format_args!("\\u{:04x}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// How many problems (or warnings) a text report lists before it counts
 /// the rest: a file of thousands of bad entries printed a line each (20,000
 /// refused servers: 13 MB on stderr, or in an agent's MCP log from
@@ -109,6 +132,20 @@ pub(crate) fn listed<'a, T>(items: &'a [T], hint: &str) -> (&'a [T], Option<Stri
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_for_a_terminal_escapes_what_serde_json_leaves_raw() {
+        let v = serde_json::json!({"a": "x\u{9b}31m\u{202e}\u{2028}\u{7f}é\n", "b": [1]});
+        let t = json_text(serde_json::to_string_pretty(&v).unwrap());
+        assert!(t.contains('é'), "{t}");
+        assert!(!t.chars().any(|c| is_unsafe(c) && c != '\n'), "{t:?}");
+        assert!(
+            t.contains("\\u009b") && t.contains("\\u202e") && t.contains("\\n"),
+            "{t}"
+        );
+        // The same document for a JSON reader.
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&t).unwrap(), v);
+    }
 
     #[test]
     fn escapes_and_line_breaks_are_shown_not_acted_on() {

@@ -638,7 +638,10 @@ pub fn run_import(args: &ImportArgs, target: Option<PathBuf>, json: bool) -> u8 
             "problems": problems.iter().map(|p| redact(&p.to_string())).collect::<Vec<_>>(),
             "warnings": warnings.iter().map(|w| redact(w)).collect::<Vec<_>>(),
         });
-        println!("{}", serde_json::to_string_pretty(&v).unwrap_or_default());
+        println!(
+            "{}",
+            crate::terminal::json_text(serde_json::to_string_pretty(&v).unwrap_or_default())
+        );
     } else {
         let mut top = Mapping::new();
         top.insert("mcp_servers".into(), printed);

@@ -67,7 +67,7 @@ pub fn evaluate_servers_with(
 /// by its sentence when not offerable.
 pub fn render(results: &[ServerAvailability], json: bool) -> String {
     if json {
-        let mut s = serde_json::to_string(results).unwrap_or_else(|_| "[]".into());
+        let mut s = crate::terminal::json_text(serde_json::to_string(results).unwrap_or_else(|_| "[]".into()));
         s.push('\n');
         return s;
     }

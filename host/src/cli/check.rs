@@ -128,7 +128,9 @@ pub fn fail(where_: &str, message: &str, json: bool, code: i32) -> i32 {
 }
 
 fn print_json(doc: &CheckReport<'_>) {
-    let text = serde_json::to_string_pretty(doc).unwrap_or_else(|_| "{\"valid\": false}".into());
+    let text = crate::terminal::json_text(
+        serde_json::to_string_pretty(doc).unwrap_or_else(|_| "{\"valid\": false}".into()),
+    );
     let _ = writeln!(std::io::stdout().lock(), "{text}");
 }
 

@@ -561,8 +561,9 @@ fn esc(s: &str) -> std::borrow::Cow<'_, str> {
 }
 
 fn print_json<T: Serialize>(v: &T) {
-    let mut s =
-        serde_json::to_string_pretty(v).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    let mut s = crate::terminal::json_text(
+        serde_json::to_string_pretty(v).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}")),
+    );
     s.push('\n');
     let _ = std::io::stdout().write_all(s.as_bytes());
 }

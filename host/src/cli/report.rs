@@ -6,8 +6,9 @@ use crate::terminal::line as esc;
 use std::fmt::Write;
 
 fn json<T: serde::Serialize>(v: &T) -> String {
-    let mut s =
-        serde_json::to_string_pretty(v).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    let mut s = crate::terminal::json_text(
+        serde_json::to_string_pretty(v).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}")),
+    );
     s.push('\n');
     s
 }

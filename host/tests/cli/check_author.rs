@@ -316,6 +316,18 @@ fn hostile_keys_and_names_are_shown_escaped_in_check_and_availability() {
     assert!(!err.contains('\u{1b}') && !err.contains('\u{7}'), "{err:?}");
     assert!(!err.lines().any(|l| l.starts_with("FAKE")), "{err:?}");
     assert!(err.contains("\\u{1b}[31mRED\\nFAKE: line"), "{err}");
+    // `--json` too: a C1 control (U+009B, a CSI to some terminals) and a
+    // bidi override are escaped, not left raw as serde_json leaves them.
+    write(
+        dir,
+        "c1/plugin.yaml",
+        "name: c1\nversion: \"1\"\nmcp_servers:\n  s:\n    command: /bin/sh\n    \"\\x9b31mK\\u202eEY\": 1\n",
+    );
+    let out = check(dir, &["--json", "c1/plugin.yaml"]);
+    let doc = String::from_utf8_lossy(&out.stdout);
+    assert!(!doc.contains('\u{9b}') && !doc.contains('\u{202e}'), "{doc:?}");
+    assert!(doc.contains("31mK"), "{doc}");
+    json(&out);
 
     // A path location may hold control characters (a file name can): the
     // server evaluates, and its path is shown escaped on one line.
@@ -466,7 +478,14 @@ fn a_file_of_many_bad_servers_lists_a_hundred_problems_and_counts_the_rest() {
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     let lines: Vec<&str> = stderr.lines().collect();
-    assert_eq!(lines.iter().filter(|l| l.contains("timeout (\"soon\")")).count(), 100, "{stderr}");
+    assert_eq!(
+        lines
+            .iter()
+            .filter(|l| l.contains("timeout (\"soon\")"))
+            .count(),
+        100,
+        "{stderr}"
+    );
     assert_eq!(
         lines.last(),
         Some(&"… and 50 more not listed (`--json` lists all)"),
