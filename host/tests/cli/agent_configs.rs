@@ -537,7 +537,12 @@ fn errors_of_converted_servers_name_the_agents_own_fields() {
     std::fs::write(
         &goose,
         "extensions:\n  g:\n    type: stdio\n    cmd: ''\n    env_keys: ['bad name']\n  \
-         h:\n    type: streamable_http\n    uri: ftp://x\n",
+         h:\n    type: streamable_http\n    uri: ftp://x\n  \
+         i:\n    type: stdio\n    args: [x]\n  \
+         j:\n    type: streamable_http\n  \
+         k:\n    cmd: x\n    uri: http://127.0.0.1:1/mcp\n  \
+         l:\n    type: stdio\n    cmd: x\n    headers: {A: b}\n  \
+         m:\n    type: stdio\n    uri: http://127.0.0.1:1/mcp\n",
     )
     .unwrap();
     let e = errors(&wasmgate::manifest::load_config(&goose));
@@ -545,9 +550,20 @@ fn errors_of_converted_servers_name_the_agents_own_fields() {
         "server 'g': cmd (\"\") must be a non-empty string",
         "server 'g': env_keys[0] (\"bad name\") must be an environment variable name",
         "server 'h': uri must be an http:// or https:// URL",
+        "server 'i': cmd is missing: a stdio extension runs a cmd",
+        "server 'j': uri is missing: a streamable_http extension connects to a uri",
+        "server 'k': uri cannot be combined with cmd",
+        "server 'l': headers is only read with a uri (type streamable_http)",
+        "server 'm': uri is for type streamable_http",
     ] {
         assert!(e.iter().any(|l| l.contains(want)), "{want}: {e:?}");
     }
+    // In Goose's own words only: each server's one problem, no `command`
+    // or `url` the file does not have.
+    for l in &e {
+        assert!(!l.contains("command") && !l.contains("url"), "{l}");
+    }
+    assert_eq!(e.iter().filter(|l| l.contains("server 'j'")).count(), 1, "{e:?}");
     // `wasmgate import` shows the same names.
     let home = tempfile::tempdir().unwrap();
     let o = wasmgate(&["import", codex.to_str().unwrap()], home.path());

@@ -325,7 +325,10 @@ fn hostile_keys_and_names_are_shown_escaped_in_check_and_availability() {
     );
     let out = check(dir, &["--json", "c1/plugin.yaml"]);
     let doc = String::from_utf8_lossy(&out.stdout);
-    assert!(!doc.contains('\u{9b}') && !doc.contains('\u{202e}'), "{doc:?}");
+    assert!(
+        !doc.contains('\u{9b}') && !doc.contains('\u{202e}'),
+        "{doc:?}"
+    );
     assert!(doc.contains("31mK"), "{doc}");
     json(&out);
 

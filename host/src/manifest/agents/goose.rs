@@ -66,10 +66,48 @@ pub fn decode(ext: &Mapping, ctx: &ManifestContext) -> Decoded {
     b.finish(Format::Goose)
 }
 
+/// What `cmd`, `uri` and `headers` must be for the extension's `type`,
+/// said in Goose's own words (wasmgate's validator would speak of
+/// `command` and `url`, which the user's file does not have): Goose reads
+/// `cmd` for a `stdio` extension and `uri` (with its `headers`) for a
+/// `streamable_http` one, and nothing else of the other kind.
+fn shape(m: &Mapping, fails: &mut Vec<Problem>) {
+    let has = |k: &str| m.get(k).is_some_and(|v| !v.is_null());
+    let t = m.get("type").and_then(Value::as_str);
+    let (cmd, uri) = (has("cmd"), has("uri"));
+    match (t, cmd, uri) {
+        (_, true, true) => fails.push(Problem::new(
+            "uri",
+            "cannot be combined with cmd: an extension has a cmd (type stdio) or a uri (type streamable_http)",
+        )),
+        (Some("stdio"), false, true) => fails.push(Problem::new(
+            "uri",
+            "is for type streamable_http; a stdio extension runs its cmd, which is missing",
+        )),
+        (Some("streamable_http"), true, false) => fails.push(Problem::new(
+            "cmd",
+            "is for type stdio; a streamable_http extension connects to its uri, which is missing",
+        )),
+        (Some("stdio"), false, false) => fails.push(Problem::new("cmd", "is missing: a stdio extension runs a cmd")),
+        (Some("streamable_http"), false, false) => {
+            fails.push(Problem::new("uri", "is missing: a streamable_http extension connects to a uri"));
+        }
+        (None, false, false) => fails.push(Problem::new(
+            "cmd",
+            "is missing: an extension has a cmd (type stdio) or a uri (type streamable_http)",
+        )),
+        _ => {}
+    }
+    if cmd && !uri && has("headers") {
+        fails.push(Problem::new("headers", "is only read with a uri (type streamable_http)"));
+    }
+}
+
 fn convert(m: &Mapping) -> (Mapping, Vec<Problem>) {
     let mut fails: Vec<Problem> = Vec::new();
     refuse_keys(m, Format::Goose, &KNOWN, &[], &mut fails);
     let mut out = Mapping::new();
+    shape(m, &mut fails);
     match m.get("type").and_then(Value::as_str) {
         Some("stdio") | None if !m.contains_key("uri") => {}
         Some("streamable_http") | None => {}

@@ -357,7 +357,7 @@ impl Builder {
     /// Adds the outcome of converting server `name` ([`Conversion`]): its
     /// entry in wasmgate's schema, or every problem with its field path.
     pub fn add(&mut self, ctx: &ManifestContext, name: &str, res: Conversion) {
-        self.add_renamed(ctx, name, res, &[]);
+        self.add_checked(ctx, name, res, &[], &[]);
     }
 
     /// [`Builder::add`] of the conversion of `entry`, a server of a
@@ -378,20 +378,26 @@ impl Builder {
         if matches!(&res, Ok((_, fails)) if fails.is_empty()) && !renames.is_empty() {
             self.renames.insert(name.to_string(), renames.clone());
         }
-        self.add_renamed(ctx, name, res, &renames);
+        let own: Vec<(&'static str, &'static str)> =
+            format.own_names().iter().map(|(o, ours)| (*ours, *o)).collect();
+        self.add_checked(ctx, name, res, &renames, &own);
     }
 
     /// A refused server's problems are every problem of its entry at once
     /// (`wasmgate check`'s promise, `docs/declarations.md` §2a): what did
     /// convert is validated too, and the validator's problems at a field
     /// the conversion did not already name are added (with the user's own
-    /// field names, `renames`). The server stays refused.
-    fn add_renamed(
+    /// field names, `renames`). The server stays refused. A validator
+    /// problem of a field the format names otherwise (`own`: Goose's `cmd`
+    /// for `command`, whether or not the entry has it) counts as named
+    /// when the conversion named that field.
+    fn add_checked(
         &mut self,
         ctx: &ManifestContext,
         name: &str,
         res: Conversion,
         renames: &[(&'static str, &'static str)],
+        own: &[(&'static str, &'static str)],
     ) {
         self.order.push(name.to_string());
         let (converted, fails) = match res {
@@ -431,11 +437,20 @@ impl Builder {
                 .chain(path.match_indices(['.', '[']).map(|(i, _)| i))
                 .any(|end| named.contains(&path[..end]))
         };
+        let is_transport = |p: &str| ["command", "url", "app_endpoint"].contains(&p);
+        let ours: Vec<(&str, &str)> = own.iter().map(|(a, b)| (*b, *a)).collect();
+        let named_transport = named
+            .iter()
+            .any(|n| is_transport(n) || own_path(n, &ours).is_some_and(|p| is_transport(&p)));
         for mut e in more {
             if let Some(p) = own_path(&e.path, renames) {
                 e.path = p;
             }
-            if !already(&e.path) {
+            let own_named = own_path(&e.path, own).is_some_and(|p| already(&p));
+            // The transport fields are one rule (exactly one of them): the
+            // conversion's word on any of them is its word on the rule.
+            let transport_named = is_transport(&e.path) && named_transport;
+            if !already(&e.path) && !own_named && !transport_named {
                 self.errors.push(e);
             }
         }
