@@ -563,7 +563,11 @@ fn errors_of_converted_servers_name_the_agents_own_fields() {
     for l in &e {
         assert!(!l.contains("command") && !l.contains("url"), "{l}");
     }
-    assert_eq!(e.iter().filter(|l| l.contains("server 'j'")).count(), 1, "{e:?}");
+    assert_eq!(
+        e.iter().filter(|l| l.contains("server 'j'")).count(),
+        1,
+        "{e:?}"
+    );
     // `wasmgate import` shows the same names.
     let home = tempfile::tempdir().unwrap();
     let o = wasmgate(&["import", codex.to_str().unwrap()], home.path());

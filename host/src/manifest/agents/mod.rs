@@ -266,7 +266,7 @@ pub fn decode_config(
             Ok(v) => v,
             // VS Code's files are JSONC; the other agents read strict JSON,
             // so comments are accepted only in a file of VS Code's shape.
-            Err(strict) => match vscode::decode_jsonc(text) {
+            Err(strict) => match vscode::decode_jsonc_pruned(text, CONFIG_KEEP) {
                 Ok(Value::Mapping(top))
                     if vscode::servers_of(&top).is_some()
                         && !["mcpServers", "mcp_servers", "plugins"]

@@ -8,7 +8,9 @@
 //!
 //! VS Code reads both files as JSONC (JSON with `//` and `/* */` comments
 //! and trailing commas), so they are read with `jsonc-parser` here
-//! ([`decode_jsonc`]); every other agent's JSON is strict.
+//! ([`decode_jsonc`]: its scanner finds the comments and trailing commas,
+//! which become spaces, and the rest is read as strict JSON); every other
+//! agent's JSON is strict.
 
 use super::{Builder, Decoded, Format, Places, entries, entry_mapping};
 use crate::manifest::schema::ManifestContext;
@@ -100,11 +102,74 @@ fn not_jsonc(e: impl std::fmt::Display) -> String {
 /// The message after the file name (too deep, or not valid JSONC with the
 /// parser's line and column).
 pub fn decode_jsonc(text: &str) -> Result<Value, String> {
+    decode_jsonc_pruned(text, crate::document::Keep::All)
+}
+
+/// [`decode_jsonc`] building only what `keep` names (the rest is parsed
+/// and dropped), as strict JSON is read: `jsonc-parser`'s scanner finds
+/// the comments and trailing commas, which become spaces (so every other
+/// byte, and every line and column, stays where it was), and the text is
+/// then decoded as strict JSON. Its syntax tree took about 20 times the
+/// file's size.
+pub(crate) fn decode_jsonc_pruned(text: &str, keep: crate::document::Keep) -> Result<Value, String> {
     // VS Code reads a file that starts with a byte order mark.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     crate::manifest::depth::check_json_depth(text, crate::manifest::depth::MAX_DEPTH)?;
-    jsonc_parser::parse_to_serde_value::<Value>(text, &jsonc_options())
-        .map_err(not_jsonc)
+    let strict = as_strict_json(text)?;
+    crate::manifest::load::decode_json_pruned(&strict, keep).map_err(|e| {
+        format!(
+            "is not valid JSON with comments (JSONC): {}",
+            e.strip_prefix("is not valid JSON: ").unwrap_or(&e)
+        )
+    })
+}
+
+/// `text` with its comments and trailing commas blanked: each of their
+/// bytes a space, a line break inside a block comment kept.
+fn as_strict_json(text: &str) -> Result<String, String> {
+    use jsonc_parser::tokens::Token;
+    let options = jsonc_parser::ScannerOptions {
+        allow_single_quoted_strings: false,
+        allow_hexadecimal_numbers: false,
+        allow_unary_plus_numbers: false,
+        allow_bare_decimal_point_numbers: false,
+        allow_non_finite_numbers: false,
+        allow_extended_string_escapes: false,
+    };
+    let mut out = text.as_bytes().to_vec();
+    let mut blank = |from: usize, to: usize| {
+        for b in &mut out[from..to] {
+            if !matches!(*b, b'\n' | b'\r') {
+                *b = b' ';
+            }
+        }
+    };
+    let mut scanner = jsonc_parser::Scanner::new(text, &options);
+    // Where the last comma stands, when it followed a value and nothing
+    // but comments came after it (`[,]` and `{"a": 1,,}` stay refused).
+    let mut comma: Option<usize> = None;
+    let mut after_value = false;
+    while let Some(token) = scanner.scan().map_err(not_jsonc)? {
+        match token {
+            Token::CommentLine(_) | Token::CommentBlock(_) => {
+                blank(scanner.token_start(), scanner.token_end());
+                continue;
+            }
+            Token::CloseBrace | Token::CloseBracket => {
+                if let Some(at) = comma.take() {
+                    blank(at, at + 1);
+                }
+            }
+            Token::Comma if after_value => comma = Some(scanner.token_start()),
+            _ => comma = None,
+        }
+        after_value = !matches!(
+            token,
+            Token::OpenBrace | Token::OpenBracket | Token::Comma | Token::Colon
+        );
+    }
+    // Every byte changed was ASCII (or a whole comment): still UTF-8.
+    String::from_utf8(out).map_err(|e| e.to_string())
 }
 
 /// The concrete syntax tree of a JSONC text, for edits that keep its
@@ -132,6 +197,15 @@ mod tests {
         // Strict-JSON extras VS Code does not accept stay refused.
         assert!(decode_jsonc("{'a': 1}").is_err());
         assert!(decode_jsonc("{a: 1}").is_err());
+        for bad in ["[,]", "{,}", "{\"a\": 1,,}", "[1,,]", "{\"a\",: 1}", "[0x1]", "[NaN]", "[+1]"] {
+            assert!(decode_jsonc(bad).is_err(), "{bad}");
+        }
+        // Comments (with any characters) and trailing commas become
+        // spaces: an error past them keeps its line and column.
+        let v = decode_jsonc("[1, /* é ✓ */ 2, // x\n 3,\n]").unwrap();
+        assert_eq!(v, decode_jsonc("[1, 2, 3]").unwrap());
+        let e = decode_jsonc("// one\n/* two\n three */ {\"a\": tru}").unwrap_err();
+        assert!(e.starts_with("is not valid JSON with comments (JSONC): ") && e.contains("line 3"), "{e}");
         let deep = format!("{}{}", "[".repeat(100), "]".repeat(100));
         assert!(decode_jsonc(&deep).unwrap_err().contains("deeper than"));
         // Brackets inside strings and comments do not count.
