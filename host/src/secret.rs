@@ -115,11 +115,11 @@ static ANY: LazyLock<RegexSet> = LazyLock::new(|| {
 });
 
 /// Names that end like a credential's but count or name something else:
-/// `--max-tokens=4096`, `--primary-key=id`.
+/// `--max-tokens=4096`, `MAX_OUTPUT_TOKENS`, `--primary-key=id`.
 fn is_not_a_credential_name(name: &str) -> bool {
     static NOT: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(
-            r"(?i)^-*(?:max|min|num|total|context|output|input)[_-]?tokens?$|^-*(?:primary|foreign|sort|partition|shard|group|order)[_-]?keys?$",
+            r"(?i)^-*(?:(?:max|min|num|total|context|output|input|completion|prompt)[_-]?)+tokens?$|^-*(?:primary|foreign|sort|partition|shard|group|order)[_-]?keys?$",
         )
         .expect("not-a-credential pattern")
     });
@@ -316,8 +316,11 @@ pub fn is_credential_name(name: &str) -> bool {
     const WORDS: &[&str] = &["PAT", "DSN"];
     let upper = name.to_ascii_uppercase();
     // `PWD` is also the shell's working directory, not a secret.
+    // A count of tokens (`MAX_TOKENS=4096`) is no secret: its value, a
+    // secret, was redacted wherever it appeared (every `4096` of a result).
     upper != "PWD"
         && upper != "OLDPWD"
+        && !is_not_a_credential_name(name)
         && (MARKS.iter().any(|m| upper.contains(m))
             || upper
                 .split(|c: char| !c.is_ascii_alphanumeric())
@@ -671,10 +674,23 @@ mod tests {
             "BEARER",
             "X_BEARER_VALUE",
             "API_KEY",
+            "TOKENS_SECRET",
+            "MAX_TOKENS_KEY",
         ] {
             assert!(is_credential_name(yes), "{yes}");
         }
-        for no in ["PATH", "PATTERN", "XDG_DATA_DIRS", "PWD", "TZ", "DSNX"] {
+        for no in [
+            "PATH",
+            "PATTERN",
+            "XDG_DATA_DIRS",
+            "PWD",
+            "TZ",
+            "DSNX",
+            "MAX_TOKENS",
+            "MAX_OUTPUT_TOKENS",
+            "max_completion_tokens",
+            "PRIMARY_KEY",
+        ] {
             assert!(!is_credential_name(no), "{no}");
         }
     }
