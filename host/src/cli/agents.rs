@@ -361,6 +361,79 @@ fn create_new(
     f.sync_all()
 }
 
+/// `line` redacted by `redact`; a line with escapes (`"s\u0065cret"`, as
+/// JSON, TOML and YAML may write a value) is also redacted as it reads
+/// unescaped, and shown so when that finds more: a secret written with
+/// escapes matched none of the forms the redactor knows.
+fn redact_escaped(line: &str, redact: &dyn Fn(&str) -> String) -> String {
+    let plain = redact(line);
+    if !line.contains('\\') {
+        return plain;
+    }
+    let decoded = unescaped(line);
+    let redacted = redact(&decoded);
+    if redacted != decoded { redacted } else { plain }
+}
+
+/// `s` with the escapes of JSON, TOML and YAML double-quoted strings read
+/// (`\uXXXX` with surrogate pairs, `\UXXXXXXXX`, `\xXX`, `\n`, `\t`, …);
+/// one it does not know stays as written.
+fn unescaped(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find('\\') {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 1..];
+        let hex = |n: usize| {
+            after
+                .get(1..=n)
+                .filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit()))
+                .and_then(|h| u32::from_str_radix(h, 16).ok())
+        };
+        let (c, used) = match after.chars().next() {
+            Some('u') => match hex(4) {
+                // A surrogate pair: the low half follows as `\uXXXX`.
+                Some(hi @ 0xD800..=0xDBFF) => match after.get(5..7).filter(|p| *p == "\\u").and_then(|_| {
+                    after
+                        .get(7..11)
+                        .filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit()))
+                        .and_then(|h| u32::from_str_radix(h, 16).ok())
+                }) {
+                    Some(lo @ 0xDC00..=0xDFFF) => {
+                        (char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)), 11)
+                    }
+                    _ => (None, 0),
+                },
+                Some(v) => (char::from_u32(v), 5),
+                None => (None, 0),
+            },
+            Some('U') => (hex(8).and_then(char::from_u32), 9),
+            Some('x') => (hex(2).and_then(char::from_u32), 3),
+            Some('n') => (Some('\n'), 1),
+            Some('t') => (Some('\t'), 1),
+            Some('r') => (Some('\r'), 1),
+            Some('b') => (Some('\u{8}'), 1),
+            Some('f') => (Some('\u{c}'), 1),
+            Some('e') => (Some('\u{1b}'), 1),
+            Some('0') => (Some('\0'), 1),
+            Some(c @ ('"' | '\\' | '/' | '\'' | ' ')) => (Some(c), 1),
+            _ => (None, 0),
+        };
+        match c {
+            Some(c) => {
+                out.push(c);
+                rest = &after[used..];
+            }
+            None => {
+                out.push('\\');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The unified diff of an edit (the file's name in its header) as
 /// printed, a line at a time: each line redacted by `redact` first, then
 /// its control characters escaped and, when longer than
@@ -375,7 +448,7 @@ fn shown_diff(path: &Path, old: &str, new: &str, redact: &dyn Fn(&str) -> String
     let diff = similar::TextDiff::from_lines(old, new);
     let mut out = String::new();
     let mut line = |sign: &str, body: &str| {
-        let body = redact(body);
+        let body = redact_escaped(body, redact);
         let count = body.chars().count();
         out.push_str(sign);
         if count > 2 * half {
@@ -983,4 +1056,26 @@ fn printed_secrets(spec: &crate::manifest::ServerSpec) -> Vec<String> {
         _ => {}
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_are_read_as_json_toml_and_yaml_write_them() {
+        assert_eq!(
+            unescaped(r#"a\u0065\x41\U0001F600\ud83d\ude00\n\t\"\\\/ \q\u12"#),
+            "aeA😀😀\n\t\"\\/ \\q\\u12"
+        );
+        // A lone surrogate and a bad escape stay as written.
+        assert_eq!(unescaped(r"\ud83d x \u00zz"), r"\ud83d x \u00zz");
+        let redact = |s: &str| s.replace("secret", "[REDACTED]");
+        assert_eq!(
+            redact_escaped(r#""K": "s\u0065cret", "n": "\u0041""#, &redact),
+            "\"K\": \"[REDACTED]\", \"n\": \"A\""
+        );
+        // Nothing found unescaped: the line as written.
+        assert_eq!(redact_escaped(r#""n": "\u0041""#, &redact), r#""n": "\u0041""#);
+    }
 }

@@ -1408,15 +1408,17 @@ fn setup_diff_redacts_the_secrets_of_the_neighbouring_entries() {
     // credential-named env value and its URL userinfo must not be printed.
     const AUTH: &str = "opaque-db-auth-value-31337";
     const PASS: &str = "pa55-userinfo-secret";
-    // Outside the servers' object, in the diff's context too.
+    // Outside the servers' object, in the diff's context too; and a header
+    // written with escapes, as JSON may (`\u002d` is `-`).
     const KEY: &str = "opaque-account-key-4242";
+    const ESCAPED: &str = "opaque\\u002descaped\\u002d7777";
     let home = tempfile::tempdir().unwrap();
     let h = home.path();
     let plugins = h.join("plugins");
     std::fs::create_dir_all(&plugins).unwrap();
     let claude = h.join(".claude.json");
     let before = format!(
-        "{{\n  \"mcpServers\": {{\n    \"db\": {{\n      \"command\": \"/bin/db\",\n      \"env\": {{\"DB_AUTH\": \"{AUTH}\"}}\n    }},\n    \"remote\": {{\n      \"type\": \"http\",\n      \"url\": \"https://bob:{PASS}@example.invalid/mcp\"\n    }}\n  }},\n  \"primaryApiKey\": \"{KEY}\"\n}}\n"
+        "{{\n  \"mcpServers\": {{\n    \"db\": {{\n      \"command\": \"/bin/db\",\n      \"env\": {{\"DB_AUTH\": \"{AUTH}\"}}\n    }},\n    \"remote\": {{\n      \"type\": \"http\",\n      \"url\": \"https://bob:{PASS}@example.invalid/mcp\",\n      \"headers\": {{\"X-Trace\": \"{ESCAPED}\"}}\n    }}\n  }},\n  \"primaryApiKey\": \"{KEY}\"\n}}\n"
     );
     std::fs::write(&claude, &before).unwrap();
     for extra in [&["--dry-run"][..], &[][..], &["--undo"][..]] {
@@ -1443,6 +1445,10 @@ fn setup_diff_redacts_the_secrets_of_the_neighbouring_entries() {
         assert!(
             !all.contains(KEY),
             "{extra:?}: a top-level key was printed: {all}"
+        );
+        assert!(
+            all.contains("X-Trace") && !all.contains("escaped"),
+            "{extra:?}: a secret written with escapes was printed: {all}"
         );
     }
     // The file itself keeps the user's values, byte for byte.
