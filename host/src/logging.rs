@@ -25,7 +25,7 @@ static SECRETS: LazyLock<RwLock<Vec<String>>> = LazyLock::new(|| RwLock::new(Vec
 
 /// Adds a server's literal values to those every log line is redacted with.
 pub fn register_secrets(r: &Redactor) {
-    let lits = r.literals();
+    let lits: Vec<&String> = r.literals().collect();
     if lits.is_empty() {
         return;
     }
@@ -35,7 +35,7 @@ pub fn register_secrets(r: &Redactor) {
             break;
         }
         if !s.contains(l) {
-            s.push(l.clone());
+            s.push(String::clone(l));
         }
     }
     // Longest first, so a value containing another is replaced whole.

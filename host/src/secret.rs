@@ -361,18 +361,41 @@ pub fn redact_urls(text: &str) -> String {
 }
 
 /// The secrets a URL carries: every query value and the userinfo (user
-/// name and password), decoded and as written.
+/// name and password), decoded and as written. Also of what the `url`
+/// crate refuses or writes otherwise, read by hand from the text: a
+/// MongoDB URI of several hosts, a Go MySQL DSN (`root:pw@tcp(h:3306)/db`),
+/// a port past 65535, a password with `|` (which the crate gives back
+/// percent-encoded, a form the file does not hold).
 pub fn url_secrets(url: &str) -> Vec<String> {
     let mut out = Vec::new();
-    let Ok(u) = url::Url::parse(url) else {
-        // Not a URL (it fails validation anyway): take `?a=b&c=d` by hand.
-        if let Some((_, q)) = url.split_once('?') {
-            let q = q.split('#').next().unwrap_or("");
-            out.extend(
-                q.split('&')
-                    .filter_map(|kv| kv.split_once('=').map(|(_, v)| v.to_string())),
-            );
+    if let Some((_, rest)) = url.split_once("://") {
+        let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+        if let Some((userinfo, _)) = authority.rsplit_once('@') {
+            let (user, password) = match userinfo.split_once(':') {
+                Some((u, p)) => (u, Some(p)),
+                None => (userinfo, None),
+            };
+            for v in [Some(user), password]
+                .into_iter()
+                .flatten()
+                .filter(|v| !v.is_empty())
+            {
+                out.push(v.to_string());
+                let decoded = percent_encoding::percent_decode_str(v).decode_utf8_lossy();
+                if decoded != v {
+                    out.push(decoded.into_owned());
+                }
+            }
         }
+    }
+    if let Some((_, q)) = url.split_once('?') {
+        let q = q.split('#').next().unwrap_or("");
+        out.extend(
+            q.split('&')
+                .filter_map(|kv| kv.split_once('=').map(|(_, v)| v.to_string())),
+        );
+    }
+    let Ok(u) = url::Url::parse(url) else {
         return out;
     };
     if !u.username().is_empty() {
@@ -388,6 +411,8 @@ pub fn url_secrets(url: &str) -> Vec<String> {
         );
     }
     out.extend(u.query_pairs().map(|(_, v)| v.into_owned()));
+    out.sort();
+    out.dedup();
     out
 }
 
@@ -430,9 +455,17 @@ pub struct Redactor {
 /// that quadratic).
 #[derive(Debug, Clone, Default)]
 struct Literals {
+    /// Values up to [`LONG_LITERAL_BYTES`], for the automaton.
     values: Vec<String>,
+    /// Longer values (a PEM key, a whole file in one variable), each
+    /// found by `memchr::memmem`: an automaton of a 16 MiB value took
+    /// 8 GiB to build and one of 128 KiB of `a`s a minute.
+    long: Vec<String>,
     finder: std::sync::OnceLock<Option<std::sync::Arc<Finder>>>,
 }
+
+/// The longest value [`Literals`] puts in its automaton, in bytes.
+const LONG_LITERAL_BYTES: usize = 4096;
 
 /// The automaton of a [`Literals`], and the longest value of each of its
 /// match states, learnt as texts are walked and kept for the next text (a
@@ -456,10 +489,22 @@ impl Literals {
             .collect();
         values.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
         values.dedup();
+        let long = values
+            .iter()
+            .take_while(|v| v.len() > LONG_LITERAL_BYTES)
+            .count();
+        // Sorted longest first: the long ones lead.
+        let values_short = values.split_off(long);
         Literals {
-            values,
+            values: values_short,
+            long: values,
             finder: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Every value, longest first.
+    fn all(&self) -> impl Iterator<Item = &String> {
+        self.long.iter().chain(&self.values)
     }
 
     /// `text` with every stretch that any value covers replaced by
@@ -474,11 +519,17 @@ impl Literals {
     fn replace_all(&self, text: &str) -> String {
         use aho_corasick::Anchored;
         use aho_corasick::automaton::Automaton;
-        if self.values.is_empty() {
+        if self.values.is_empty() && self.long.is_empty() {
             return text.to_string();
         }
         let finder = self.finder.get_or_init(|| {
-            let first = aho_corasick::AhoCorasick::new(&self.values).ok()?;
+            // Not a DFA (the default for a few values): its size grows
+            // with the values' length times the alphabet, and its build
+            // with their self-overlap.
+            let first = aho_corasick::AhoCorasick::builder()
+                .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
+                .build(&self.values)
+                .ok()?;
             let nfa = aho_corasick::nfa::contiguous::NFA::new(&self.values).ok()?;
             Some(std::sync::Arc::new(Finder {
                 first,
@@ -493,7 +544,7 @@ impl Literals {
             // The automaton could not be built (a size limit): one scan
             // per value, longest first.
             let mut out = text.to_string();
-            for v in &self.values {
+            for v in self.all() {
                 if out.contains(v.as_str()) {
                     out = out.replace(v.as_str(), REDACTED);
                 }
@@ -502,7 +553,7 @@ impl Literals {
         };
         let nfa = &finder.nfa;
         let root = sid;
-        let longest_value = self.values[0].len();
+        let longest_value = self.values.first().map_or(0, String::len);
         // The shared table when no other text is being walked with it
         // (then a table of this walk's own: redaction never waits).
         let mut own = std::collections::HashMap::new();
@@ -515,7 +566,7 @@ impl Literals {
         let mut stretches: Vec<(usize, usize)> = Vec::new();
         let bytes = text.as_bytes();
         let (mut i, mut known_end) = (0, 0);
-        while i < bytes.len() {
+        while i < bytes.len() && !self.values.is_empty() {
             // At the root no value is part-way matched, so every match
             // to come starts here or later: the quick search finds the
             // first of them to end, and no match starts earlier than the
@@ -549,6 +600,28 @@ impl Literals {
                 stretches.pop();
             }
             stretches.push((start, end));
+        }
+        if !self.long.is_empty() {
+            // Each long value's occurrences, merged with the automaton's
+            // stretches. Not those that overlap an earlier one of the same
+            // value (only a value that repeats itself, `aaaa…`, has them):
+            // every occurrence found is whole, and finding each start
+            // would cost a search per byte.
+            for v in &self.long {
+                stretches.extend(
+                    memchr::memmem::find_iter(bytes, v.as_bytes()).map(|s| (s, s + v.len())),
+                );
+            }
+            stretches.sort_unstable();
+            let mut merged: Vec<(usize, usize)> = Vec::with_capacity(stretches.len());
+            for (s, e) in stretches {
+                match merged.last_mut() {
+                    // Overlapping, not touching: as the automaton's walk.
+                    Some(last) if s < last.1 => last.1 = last.1.max(e),
+                    _ => merged.push((s, e)),
+                }
+            }
+            stretches = merged;
         }
         if stretches.is_empty() {
             return text.to_string();
@@ -587,7 +660,7 @@ impl Redactor {
     ) -> Self {
         let secrets = Literals::new(secrets);
         Redactor {
-            literals: Literals::new(literals.into_iter().chain(secrets.values.iter().cloned())),
+            literals: Literals::new(literals.into_iter().chain(secrets.all().cloned())),
             secrets,
         }
     }
@@ -629,19 +702,15 @@ impl Redactor {
     /// only once the application's `server_json` is read).
     pub fn with_literal(&self, value: &str) -> Self {
         Self::with_secrets(
-            self.literals.values.iter().cloned(),
-            self.secrets
-                .values
-                .iter()
-                .cloned()
-                .chain([value.to_string()]),
+            self.literals.all().cloned(),
+            self.secrets.all().cloned().chain([value.to_string()]),
         )
     }
 
     /// Every literal value this redactor replaces (for the log redactor,
     /// [`crate::logging`]).
-    pub fn literals(&self) -> &[String] {
-        &self.literals.values
+    pub fn literals(&self) -> impl Iterator<Item = &String> {
+        self.literals.all()
     }
 
     /// Replaces every literal configured value.
@@ -692,6 +761,31 @@ mod tests {
             "PRIMARY_KEY",
         ] {
             assert!(!is_credential_name(no), "{no}");
+        }
+    }
+
+    #[test]
+    fn userinfo_is_read_from_urls_the_url_crate_refuses_or_rewrites() {
+        for (url, want) in [
+            (
+                "mongodb://admin:S3cretPass@db1:27017,db2:27017/?replicaSet=rs0",
+                &["admin", "S3cretPass", "rs0"][..],
+            ),
+            (
+                "mysql://root:PW-9911@tcp(127.0.0.1:3306)/app",
+                &["root", "PW-9911"][..],
+            ),
+            ("https://app:PW-8822@host:99999/", &["app", "PW-8822"][..]),
+            ("postgres://app:Pa|ssw0rd@db/app", &["app", "Pa|ssw0rd"][..]),
+            (
+                "postgres://app:p%40ss@db/app",
+                &["app", "p%40ss", "p@ss"][..],
+            ),
+        ] {
+            let got = url_secrets(url);
+            for w in want {
+                assert!(got.iter().any(|g| g == w), "{url}: {w} not in {got:?}");
+            }
         }
     }
 
@@ -747,6 +841,92 @@ mod tests {
         assert_eq!(r.redact_secrets(&text), format!("x {REDACTED} y"));
     }
 
+    /// Every occurrence of every value in `text`, overlapping ones joined,
+    /// each stretch replaced: what [`Literals::replace_all`] must give.
+    fn brute_force(values: &[String], text: &str) -> String {
+        let mut spans: Vec<(usize, usize)> = Vec::new();
+        for v in values {
+            for (at, _) in text.match_indices(v.as_str()) {
+                spans.push((at, at + v.len()));
+            }
+            // Overlapping occurrences of one value too.
+            let mut from = 0;
+            while let Some(at) = text.get(from..).and_then(|t| t.find(v.as_str())) {
+                spans.push((from + at, from + at + v.len()));
+                from += at + text[from + at..].chars().next().map_or(1, char::len_utf8);
+            }
+        }
+        spans.sort();
+        let mut joined: Vec<(usize, usize)> = Vec::new();
+        for (s, e) in spans {
+            match joined.last_mut() {
+                Some(last) if s < last.1 => last.1 = last.1.max(e),
+                _ => joined.push((s, e)),
+            }
+        }
+        let mut want = String::new();
+        let mut at = 0;
+        for (s, e) in joined {
+            want.push_str(&text[at..s]);
+            want.push_str(REDACTED);
+            at = e;
+        }
+        want.push_str(&text[at..]);
+        want
+    }
+
+    #[test]
+    fn values_longer_than_the_automaton_takes_are_found_too() {
+        // A 16 MiB value made an 8 GiB automaton, 128 KiB of `a`s a minute
+        // of building: long values are searched for on their own.
+        let mut seed = 7u64;
+        let long: String = (0..6000)
+            .map(|_| {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                ["q", "r", "s", "é"][(seed >> 33) as usize % 4]
+            })
+            .collect();
+        let tail: String = long
+            .chars()
+            .rev()
+            .take(8)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        let short = format!("{tail}zz-short");
+        let runs = "a".repeat(200_000);
+        let values = vec![
+            long.clone(),
+            short.clone(),
+            runs.clone(),
+            "zz-short-2".to_string(),
+        ];
+        for text in [
+            format!("x {long} y {long}{long} z"),
+            format!("{long}zz-short and zz-short-2"),
+            "nothing".to_string(),
+        ] {
+            let r = Redactor::new(values.clone());
+            assert_eq!(
+                r.redact_secrets(&text),
+                brute_force(&values, &text),
+                "{}",
+                text.len()
+            );
+        }
+        // A long value overlapping itself: each occurrence found is
+        // redacted (not their union, which would cost a search per start).
+        let text = format!("b{}b", "a".repeat(450_000));
+        for values in [values, vec![runs.clone()]] {
+            let out = Redactor::new(values).redact_secrets(&text);
+            assert_eq!(out.len(), 2 + 2 * REDACTED.len() + 50_000);
+            assert!(out.starts_with(&format!("b{REDACTED}{REDACTED}a")) && !out.contains(&runs));
+        }
+    }
+
     #[test]
     fn literal_redaction_equals_the_union_of_every_occurrence() {
         // Against a brute force over small random texts and values: every
@@ -776,34 +956,7 @@ mod tests {
                 let l = next(160);
                 word(l, &mut next)
             };
-            let mut spans: Vec<(usize, usize)> = Vec::new();
-            for v in &values {
-                for (at, _) in text.match_indices(v.as_str()) {
-                    spans.push((at, at + v.len()));
-                }
-                // Overlapping occurrences of one value too.
-                let mut from = 0;
-                while let Some(at) = text.get(from..).and_then(|t| t.find(v.as_str())) {
-                    spans.push((from + at, from + at + v.len()));
-                    from += at + text[from + at..].chars().next().map_or(1, char::len_utf8);
-                }
-            }
-            spans.sort();
-            let mut joined: Vec<(usize, usize)> = Vec::new();
-            for (s, e) in spans {
-                match joined.last_mut() {
-                    Some(last) if s < last.1 => last.1 = last.1.max(e),
-                    _ => joined.push((s, e)),
-                }
-            }
-            let mut want = String::new();
-            let mut at = 0;
-            for (s, e) in joined {
-                want.push_str(&text[at..s]);
-                want.push_str(REDACTED);
-                at = e;
-            }
-            want.push_str(&text[at..]);
+            let want = brute_force(&values, &text);
             let r = Redactor::new(values.clone());
             assert_eq!(r.redact_secrets(&text), want, "{values:?} in {text:?}");
         }

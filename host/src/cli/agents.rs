@@ -190,17 +190,23 @@ impl Agent {
 }
 
 /// Whether an entry was written by `setup`: its program is a `wasmgate`
-/// executable and its first argument `serve`.
+/// executable (`wasmgate`, `wasmgate-<platform>`, or this executable) and
+/// its first argument `serve`.
 fn is_ours(v: &Value) -> bool {
-    let cmd = v
-        .get("command")
-        .or_else(|| v.get("cmd"))
-        .and_then(Value::as_str)
-        .map(Path::new)
-        .and_then(Path::file_stem)
-        .and_then(|s| s.to_str());
+    let Some(cmd) = v.get("command").or_else(|| v.get("cmd")).and_then(Value::as_str) else {
+        return false;
+    };
+    let stem = Path::new(cmd).file_stem().and_then(|s| s.to_str()).unwrap_or_default();
+    // A release binary may be named for its platform
+    // (`wasmgate-x86_64-linux`); the entry this very binary wrote names it.
+    let named_so = stem == "wasmgate"
+        || stem.starts_with("wasmgate-")
+        || stem.starts_with("wasmgate_")
+        || std::env::current_exe()
+            .and_then(std::fs::canonicalize)
+            .is_ok_and(|exe| exe == Path::new(cmd));
     let first = v.get("args").and_then(|a| a.get(0)).and_then(Value::as_str);
-    cmd == Some("wasmgate") && first == Some("serve")
+    named_so && first == Some("serve")
 }
 
 /// The `wasmgate serve` arguments `setup` writes: the `--plugins` and
@@ -273,6 +279,19 @@ fn read_text(path: &Path) -> Result<Option<String>, String> {
         .map_err(|_| "is not UTF-8 text".into())
 }
 
+
+/// Whether an edited config is one wasmgate (and `setup --undo`) can read
+/// again: at most [`crate::manifest::load::MAX_CONFIG_BYTES`].
+fn fits(text: &str) -> Result<(), String> {
+    let max = crate::manifest::load::MAX_CONFIG_BYTES;
+    if text.len() as u64 > max {
+        return Err(format!(
+            "the edited file would be {} bytes, more than the {max} wasmgate reads; nothing was written",
+            text.len()
+        ));
+    }
+    Ok(())
+}
 
 /// Writes `new` in place of `path` (a backup of the old text beside it
 /// first; the new text through a temporary file renamed over it, with the
@@ -444,7 +463,8 @@ fn unescaped(s: &str) -> String {
 /// beyond the line in hand.
 fn shown_diff(path: &Path, old: &str, new: &str, redact: &dyn Fn(&str) -> String) -> String {
     let half = crate::terminal::LINE_MAX_CHARS / 2;
-    let name = path.display().to_string();
+    // Escaped whole: a line break in the path would forge a header line.
+    let name = crate::terminal::line(&path.display().to_string()).into_owned();
     let diff = similar::TextDiff::from_lines(old, new);
     let mut out = String::new();
     let mut line = |sign: &str, body: &str| {
@@ -470,7 +490,9 @@ fn shown_diff(path: &Path, old: &str, new: &str, redact: &dyn Fn(&str) -> String
         line("", &hunk.header().to_string());
         for c in hunk.iter_changes() {
             let v = c.value();
-            line(&c.tag().to_string(), v.strip_suffix('\n').unwrap_or(v));
+            // The line's own end (`\n`, `\r\n`) is the printed line's.
+            let v = v.strip_suffix('\n').unwrap_or(v);
+            line(&c.tag().to_string(), v.strip_suffix('\r').unwrap_or(v));
             if c.missing_newline() {
                 line("", "\\ No newline at end of file");
             }
@@ -588,7 +610,7 @@ pub fn run_setup(
         }
         edit::set_entry(text, syntax, servers, ENTRY_NAME, &entry)
     };
-    let new = match new {
+    let new = match new.and_then(|t| fits(&t).map(|()| t)) {
         Ok(t) => t,
         Err(m) => return fail(m),
     };
@@ -738,11 +760,15 @@ pub fn run_import(args: &ImportArgs, target: Option<PathBuf>, json: bool) -> u8 
     if let Some(m) = more {
         eprintln!("wasmgate import: {m}");
     }
-    for w in &warnings {
+    let (listed, more) = crate::terminal::listed(&warnings, " (`--json` lists all)");
+    for w in listed {
         eprintln!(
             "wasmgate import: warning: {}",
             crate::terminal::line(&redact(w))
         );
+    }
+    if let Some(m) = more {
+        eprintln!("wasmgate import: warning: {m}");
     }
     let mut code = u8::from(!problems.is_empty());
     if args.write {
@@ -804,6 +830,7 @@ fn merge_into(
     // twice per server.
     let added: Vec<(&str, &Value)> = added.iter().map(|(n, e)| (n.as_str(), *e)).collect();
     text = edit::set_entries(&text, Syntax::Yaml, &["mcp_servers"], &added)?;
+    fits(&text)?;
     let before = old.clone().unwrap_or_default();
     if text == before {
         println!(
@@ -836,7 +863,8 @@ fn value_secrets(v: &Value) -> Vec<String> {
     fn walk(v: &Value, secret: bool, out: &mut Vec<String>) {
         match v {
             Value::String(s) => {
-                let mut found = url_secrets(s);
+                // Also a URL inside a longer value (`--url=postgres://…`).
+                let mut found: Vec<String> = crate::secret::urls_in(s).flat_map(url_secrets).collect();
                 if secret {
                     found.push(s.clone());
                 }
@@ -852,6 +880,8 @@ fn value_secrets(v: &Value) -> Vec<String> {
                 }
             }
             Value::Tagged(t) => walk(&t.value, secret, out),
+            // A number under a credential name (`SESSION_ID: 987654321`).
+            Value::Number(n) if secret => out.push(n.to_string()),
             _ => {}
         }
     }
@@ -885,10 +915,17 @@ fn json_secrets(text: &str) -> Result<Vec<String>, String> {
         fn visit_bool<E>(self, _: bool) -> Result<(), E> {
             Ok(())
         }
-        fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        // A number under a credential name (`"SESSION_ID": 987654321`).
+        fn visit_i64<E>(self, n: i64) -> Result<(), E> {
+            if self.secret {
+                self.out.push(n.to_string());
+            }
             Ok(())
         }
-        fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        fn visit_u64<E>(self, n: u64) -> Result<(), E> {
+            if self.secret {
+                self.out.push(n.to_string());
+            }
             Ok(())
         }
         fn visit_f64<E>(self, _: f64) -> Result<(), E> {
@@ -898,7 +935,10 @@ fn json_secrets(text: &str) -> Result<Vec<String>, String> {
             Ok(())
         }
         fn visit_str<E>(self, s: &str) -> Result<(), E> {
-            let mut found = crate::secret::url_secrets(s);
+            // Also a URL inside a longer value (`--url=postgres://…`).
+            let mut found: Vec<String> = crate::secret::urls_in(s)
+                .flat_map(crate::secret::url_secrets)
+                .collect();
             if self.secret {
                 found.push(s.to_string());
             }
@@ -926,7 +966,8 @@ fn json_secrets(text: &str) -> Result<Vec<String>, String> {
     if body.trim().is_empty() {
         return Ok(out);
     }
-    let mut de = serde_json::Deserializer::from_str(body);
+    let body = crate::manifest::load::lone_surrogates_replaced(body);
+    let mut de = serde_json::Deserializer::from_str(&body);
     de.deserialize_any(Walk {
         secret: false,
         out: &mut out,
@@ -1077,5 +1118,45 @@ mod tests {
         );
         // Nothing found unescaped: the line as written.
         assert_eq!(redact_escaped(r#""n": "\u0041""#, &redact), r#""n": "\u0041""#);
+    }
+
+    #[test]
+    fn an_entry_is_ours_when_a_wasmgate_executable_serves() {
+        let e = |cmd: &str, first: &str| {
+            let mut m = Mapping::new();
+            m.insert("command".into(), Value::String(cmd.into()));
+            m.insert("args".into(), Value::Sequence(vec![Value::String(first.into())]));
+            Value::Mapping(m)
+        };
+        for cmd in ["/usr/bin/wasmgate", "/opt/wasmgate-x86_64-linux", "/opt/wasmgate.exe"] {
+            assert!(is_ours(&e(cmd, "serve")), "{cmd}");
+        }
+        let me = std::env::current_exe().unwrap().canonicalize().unwrap();
+        assert!(is_ours(&e(me.to_str().unwrap(), "serve")));
+        assert!(!is_ours(&e("/usr/bin/wasmgate", "check")));
+        assert!(!is_ours(&e("/usr/bin/wasmgatex", "serve")));
+        assert!(!is_ours(&e("/bin/other", "serve")));
+    }
+
+    #[test]
+    fn a_diff_shows_crlf_lines_without_their_cr_and_a_path_on_its_own_line() {
+        let d = shown_diff(
+            Path::new("/tmp/x\n+++ FORGED/c.json"),
+            "a\r\nb\r\n",
+            "a\r\nc\r\n",
+            &|s| s.to_string(),
+        );
+        assert_eq!(
+            d,
+            "--- /tmp/x\\n+++ FORGED/c.json\n+++ /tmp/x\\n+++ FORGED/c.json\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n"
+        );
+    }
+
+    #[test]
+    fn an_edit_past_the_read_limit_is_refused() {
+        let max = crate::manifest::load::MAX_CONFIG_BYTES as usize;
+        assert!(fits(&"x".repeat(max)).is_ok());
+        let e = fits(&"x".repeat(max + 1)).unwrap_err();
+        assert!(e.contains("more than the 67108864 wasmgate reads"), "{e}");
     }
 }

@@ -331,7 +331,8 @@ pub fn decode_json(text: &str) -> Result<Value, String> {
 pub(crate) fn decode_json_pruned(text: &str, keep: Keep) -> Result<Value, String> {
     use serde::de::DeserializeSeed as _;
     super::depth::check_json_depth(text, super::depth::MAX_DEPTH)?;
-    let mut de = serde_json::Deserializer::from_str(text);
+    let text = lone_surrogates_replaced(text);
+    let mut de = serde_json::Deserializer::from_str(&text);
     // The parser's message may quote a key (a duplicate): redacted.
     Pruned(keep)
         .deserialize(&mut de)
@@ -342,6 +343,59 @@ pub(crate) fn decode_json_pruned(text: &str, keep: Keep) -> Result<Value, String
                 crate::secret::redact_patterns(&e.to_string())
             )
         })
+}
+
+/// `text` with every `\u` escape of a lone UTF-16 surrogate made
+/// `\ufffd` (U+FFFD, the replacement character), which is as long: every
+/// other byte, and so every offset, stays. JavaScript writes a lone
+/// surrogate so for a string cut inside a character (`~/.claude.json`
+/// keeps such history), Python reads it; `serde_json` refuses the whole
+/// file over it.
+pub(crate) fn lone_surrogates_replaced(text: &str) -> std::borrow::Cow<'_, str> {
+    if !(text.contains("\\ud") || text.contains("\\uD")) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let b = text.as_bytes();
+    let hex4 = |at: usize| {
+        b.get(at..at + 4)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .filter(|h| h.bytes().all(|c| c.is_ascii_hexdigit()))
+            .and_then(|h| u32::from_str_radix(h, 16).ok())
+    };
+    let mut out = b.to_vec();
+    let (mut i, mut in_string) = (0, false);
+    while i < b.len() {
+        match b[i] {
+            b'"' => in_string = !in_string,
+            b'\\' if in_string => {
+                let lone = match (b.get(i + 1), hex4(i + 2)) {
+                    (Some(b'u'), Some(0xD800..=0xDBFF)) => {
+                        let pair = b.get(i + 6..i + 8) == Some(b"\\u")
+                            && hex4(i + 8).is_some_and(|lo| (0xDC00..=0xDFFF).contains(&lo));
+                        if pair {
+                            i += 12;
+                            continue;
+                        }
+                        true
+                    }
+                    (Some(b'u'), Some(0xDC00..=0xDFFF)) => true,
+                    _ => false,
+                };
+                if lone {
+                    out[i..i + 6].copy_from_slice(b"\\ufffd");
+                    i += 6;
+                } else {
+                    // The escaped character (`\"` does not end the string).
+                    i += 2;
+                }
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    // Only ASCII was replaced, by ASCII.
+    std::borrow::Cow::Owned(String::from_utf8(out).unwrap_or_else(|_| text.to_string()))
 }
 
 /// The manifest of a plugin folder: its `plugin.yaml`, else its Hermes
@@ -946,6 +1000,22 @@ fn extension_entry(d: &Value) -> Result<(Option<Value>, Option<Value>), Problem>
 mod tests {
     use super::decode_yaml;
     use crate::document::Value;
+
+    #[test]
+    fn a_lone_surrogate_is_read_as_the_replacement_character() {
+        let v = super::decode_json(
+            r#"{"a": "x\ud83dy", "b": "\ud83d\ude00", "c": "\\ud83d", "d": "\uDC00\"", "e": "\ud83d\u0041"}"#,
+        )
+        .unwrap();
+        assert_eq!(v["a"], Value::String("x\u{fffd}y".into()));
+        assert_eq!(v["b"], Value::String("😀".into()));
+        // An escaped backslash, then `ud83d`: no escape at all.
+        assert_eq!(v["c"], Value::String("\\ud83d".into()));
+        assert_eq!(v["d"], Value::String("\u{fffd}\"".into()));
+        assert_eq!(v["e"], Value::String("\u{fffd}A".into()));
+        // Nothing to replace: the text itself, not a copy.
+        assert!(matches!(super::lone_surrogates_replaced("{\"a\": \"\\u0041\"}"), std::borrow::Cow::Borrowed(_)));
+    }
 
     #[test]
     fn an_integer_beyond_64_bits_is_quoted_where_it_stands() {

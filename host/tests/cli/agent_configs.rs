@@ -1412,13 +1412,18 @@ fn setup_diff_redacts_the_secrets_of_the_neighbouring_entries() {
     // written with escapes, as JSON may (`\u002d` is `-`).
     const KEY: &str = "opaque-account-key-4242";
     const ESCAPED: &str = "opaque\\u002descaped\\u002d7777";
+    // Connection strings the `url` crate refuses (two hosts) or that sit
+    // inside a longer value (`--url=…`), and a number under a credential
+    // name.
+    const MONGO: &str = "S3cretPass-55";
+    const PG: &str = "Hunter2x-66";
     let home = tempfile::tempdir().unwrap();
     let h = home.path();
     let plugins = h.join("plugins");
     std::fs::create_dir_all(&plugins).unwrap();
     let claude = h.join(".claude.json");
     let before = format!(
-        "{{\n  \"mcpServers\": {{\n    \"db\": {{\n      \"command\": \"/bin/db\",\n      \"env\": {{\"DB_AUTH\": \"{AUTH}\"}}\n    }},\n    \"remote\": {{\n      \"type\": \"http\",\n      \"url\": \"https://bob:{PASS}@example.invalid/mcp\",\n      \"headers\": {{\"X-Trace\": \"{ESCAPED}\"}}\n    }}\n  }},\n  \"primaryApiKey\": \"{KEY}\"\n}}\n"
+        "{{\n  \"mcpServers\": {{\n    \"db\": {{\n      \"command\": \"/bin/db\",\n      \"env\": {{\"DB_AUTH\": \"{AUTH}\"}}\n    }},\n    \"remote\": {{\n      \"type\": \"http\",\n      \"url\": \"https://bob:{PASS}@example.invalid/mcp\",\n      \"headers\": {{\"X-Trace\": \"x\"}}\n    }},\n    \"mongo\": {{\n      \"command\": \"npx\",\n      \"args\": [\"-y\", \"m\", \"--connectionString\", \"mongodb://admin:{MONGO}@db1:27017,db2:27017/?replicaSet=rs0\"],\n      \"env\": {{\"SESSION_ID\": 987654321, \"PG\": \"--url=postgres://app:{PG}@db/app\", \"DB_AUTH2\": \"{ESCAPED}\"}}\n    }}\n  }},\n  \"primaryApiKey\": \"{KEY}\"\n}}\n"
     );
     std::fs::write(&claude, &before).unwrap();
     for extra in [&["--dry-run"][..], &[][..], &["--undo"][..]] {
@@ -1447,8 +1452,18 @@ fn setup_diff_redacts_the_secrets_of_the_neighbouring_entries() {
             "{extra:?}: a top-level key was printed: {all}"
         );
         assert!(
-            all.contains("X-Trace") && !all.contains("escaped"),
+            all.contains("DB_AUTH2") && !all.contains("escaped"),
             "{extra:?}: a secret written with escapes was printed: {all}"
+        );
+        for secret in [MONGO, PG, "987654321"] {
+            assert!(
+                !all.contains(secret),
+                "{extra:?}: {secret} was printed: {all}"
+            );
+        }
+        assert!(
+            all.contains("--connectionString") && all.contains("SESSION_ID"),
+            "{all}"
         );
     }
     // The file itself keeps the user's values, byte for byte.

@@ -71,6 +71,15 @@ fn node(raw: &str) -> Result<Node<'_>, String> {
     Ok(Node::Object(m))
 }
 
+/// Why the top-level value `raw` is refused: not JSON at all (a second
+/// byte order mark, a stray word), or JSON that is no object.
+fn not_a_mapping(raw: &str) -> String {
+    match serde_json::from_str::<de::IgnoredAny>(raw) {
+        Err(e) => not_json(&e),
+        Ok(_) => "is not a mapping at its top level".into(),
+    }
+}
+
 /// The byte offset of `part` (a slice of `text`) in `text`.
 fn at(text: &str, part: &str) -> usize {
     let off = (part.as_ptr() as usize).wrapping_sub(text.as_ptr() as usize);
@@ -83,14 +92,14 @@ fn at(text: &str, part: &str) -> usize {
 struct Layout {
     /// One indent step (the first indented line's whitespace; two spaces).
     unit: String,
-    /// `\r\n` when the file uses it.
+    /// `\r\n` when the file uses it, `\r` when it has no other.
     nl: &'static str,
 }
 
 impl Layout {
     fn of(body: &str) -> Layout {
         let unit = body
-            .lines()
+            .split(['\n', '\r'])
             .skip(1)
             .find_map(|l| {
                 let ws: String = l.chars().take_while(|c| *c == ' ' || *c == '\t').collect();
@@ -99,7 +108,13 @@ impl Layout {
             .unwrap_or_else(|| "  ".into());
         Layout {
             unit,
-            nl: if body.contains("\r\n") { "\r\n" } else { "\n" },
+            nl: if body.contains("\r\n") {
+                "\r\n"
+            } else if body.contains('\r') && !body.contains('\n') {
+                "\r"
+            } else {
+                "\n"
+            },
         }
     }
 
@@ -235,6 +250,12 @@ fn split_bom(text: &str) -> (&str, &str) {
     }
 }
 
+/// `text` as it is parsed: a lone surrogate's escape read as U+FFFD's,
+/// at the same length (`load::lone_surrogates_replaced`).
+fn readable(text: &str) -> std::borrow::Cow<'_, str> {
+    super::super::load::lone_surrogates_replaced(text)
+}
+
 /// The top-level value of `body` (no outer whitespace), its syntax and
 /// depth checked as the decoder checks them.
 fn root(body: &str) -> Result<&str, String> {
@@ -252,10 +273,12 @@ pub(super) fn entry(text: &str, path: &[&str], name: &str) -> Result<Option<Valu
     if body.trim().is_empty() {
         return Ok(None);
     }
-    let mut ms = match node(root(body)?)? {
+    let view = readable(body);
+    let top = root(&view)?;
+    let mut ms = match node(top)? {
         Node::Object(ms) => ms,
         Node::Null => return Ok(None),
-        Node::Other => return Err("is not a mapping at its top level".into()),
+        Node::Other => return Err(not_a_mapping(top)),
     };
     for p in path {
         let Some(raw) = find(&ms, p) else {
@@ -283,17 +306,21 @@ pub(super) fn set_entries(
     path: &[&str],
     entries: &[(&str, &Value)],
 ) -> Result<Option<String>, String> {
-    let (bom, body) = split_bom(text);
-    if body.trim().is_empty() {
+    let (bom, text) = split_bom(text);
+    if text.trim().is_empty() {
         return Ok(None);
     }
+    // Read through its readable view; the splices' offsets are the same in
+    // the text, which they are made in.
+    let view = readable(text);
+    let body: &str = &view;
     let layout = Layout::of(body);
     let top = root(body)?;
     let mut obj = top;
     let mut ms = match node(top)? {
         Node::Object(ms) => ms,
         Node::Null => return Ok(None),
-        Node::Other => return Err("is not a mapping at its top level".into()),
+        Node::Other => return Err(not_a_mapping(top)),
     };
     let mut splices: Vec<Splice> = Vec::new();
     let mut done = false;
@@ -338,9 +365,9 @@ pub(super) fn set_entries(
             splices.push(append(body, obj, &ms, &added, &layout)?);
         }
     }
-    let out = format!("{bom}{}", apply(body, splices));
-    let (_, after) = split_bom(&out);
-    if !same_except(Some(top), root(after).map_err(super::edit::edit_not_decoded)?, path, entries, None)? {
+    let out = format!("{bom}{}", apply(text, splices));
+    let after = readable(split_bom(&out).1);
+    if !same_except(Some(top), root(&after).map_err(super::edit::edit_not_decoded)?, path, entries, None)? {
         return Err(super::edit::changed_more(entries.len()));
     }
     Ok(Some(out))
@@ -352,17 +379,19 @@ pub(super) fn set_entries(
 /// # Errors
 /// As [`set_entries`]; also when there is no such entry.
 pub(super) fn remove_entry(text: &str, path: &[&str], name: &str) -> Result<String, String> {
-    let (bom, body) = split_bom(text);
+    let (bom, text) = split_bom(text);
     let missing = || format!("has no entry {name} under {}", path.join("."));
-    if body.trim().is_empty() {
+    if text.trim().is_empty() {
         return Err(missing());
     }
+    let view = readable(text);
+    let body: &str = &view;
     let top = root(body)?;
     let mut obj = top;
     let mut ms = match node(top)? {
         Node::Object(ms) => ms,
         Node::Null => return Err(missing()),
-        Node::Other => return Err("is not a mapping at its top level".into()),
+        Node::Other => return Err(not_a_mapping(top)),
     };
     for p in path {
         let raw = find(&ms, p).ok_or_else(missing)?;
@@ -392,9 +421,9 @@ pub(super) fn remove_entry(text: &str, path: &[&str], name: &str) -> Result<Stri
         // The first member up to the next one's key, which takes its place.
         (skip_ws(body, start + 1), next_key(0), String::new())
     };
-    let out = format!("{bom}{}", apply(body, vec![splice]));
-    let (_, after) = split_bom(&out);
-    if !same_except(Some(top), root(after).map_err(super::edit::edit_not_decoded)?, path, &[], Some(name))? {
+    let out = format!("{bom}{}", apply(text, vec![splice]));
+    let after = readable(split_bom(&out).1);
+    if !same_except(Some(top), root(&after).map_err(super::edit::edit_not_decoded)?, path, &[], Some(name))? {
         return Err(super::edit::changed_more(1));
     }
     Ok(out)
@@ -513,6 +542,25 @@ mod tests {
     }
 
     #[test]
+    fn a_lone_surrogate_elsewhere_is_kept_as_written() {
+        // JavaScript writes one for a string cut inside a character;
+        // serde_json refused the whole file over it.
+        let text = "{\n  \"h\": \"abc\\ud83d\", \"p\": \"\\ud83d\\ude00\\udc00\",\n  \"mcpServers\": {}\n}\n";
+        let out = set(text, &["mcpServers"]);
+        assert!(out.contains("\"abc\\ud83d\"") && out.contains("wasmgate"), "{out}");
+        assert_eq!(entry_of(&out), Some(ours()));
+        assert_eq!(remove_entry(&out, &["mcpServers"], "wasmgate").unwrap(), text);
+    }
+
+    #[test]
+    fn a_file_with_only_carriage_returns_keeps_them() {
+        let text = "{\r  \"mcpServers\": {\r    \"b\": 1\r  }\r}\r";
+        let out = set(text, &["mcpServers"]);
+        assert!(!out.contains('\n') && out.contains("\r    \"wasmgate\": {\r"), "{out:?}");
+        assert_eq!(remove_entry(&out, &["mcpServers"], "wasmgate").unwrap(), text);
+    }
+
+    #[test]
     fn the_entry_lands_with_its_neighbours_indent() {
         let text = "{\n  \"a\": [1, 2],\n  \"mcpServers\": {\n    \"b\": {\n      \"command\": \"x\"\n    }\n  }\n}\n";
         assert_eq!(
@@ -571,6 +619,9 @@ mod tests {
         let e = set_entries("[1]", &["mcpServers"], &[("w", &ours())]).unwrap_err();
         assert_eq!(e, "is not a mapping at its top level");
         assert_eq!(entry("[1]", &["mcpServers"], "w").unwrap_err(), "is not a mapping at its top level");
+        // A second byte order mark is no JSON, not a non-object.
+        let e = entry("\u{feff}\u{feff}{}", &["s"], "w").unwrap_err();
+        assert!(e.starts_with("is not valid JSON: "), "{e}");
         let e = set_entries("{\"a\": 1,\n \"b\": tru}", &["mcpServers"], &[("w", &ours())]).unwrap_err();
         assert!(e.starts_with("is not valid JSON: ") && e.contains("line 2"), "{e}");
         // A key twice on the path: which one the agent reads is its own
