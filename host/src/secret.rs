@@ -177,12 +177,17 @@ pub(crate) fn references(text: &str) -> impl Iterator<Item = std::ops::Range<usi
     REFERENCE_TOKEN.find_iter(text).map(|m| m.range())
 }
 
+/// The shortest word of a secret of several words that [`printed_forms`]
+/// redacts on its own, in characters.
+const FOLDED_WORD_MIN_CHARS: usize = 8;
+
 /// The texts a secret `value` may be printed as, each to be redacted as a
 /// literal: the value (or, where it holds `${VAR}` references, which are
 /// printed as written, each literal piece between them, without a lone
-/// `Bearer`/`Basic`), each as JSON and YAML's double quotes escape it, and
-/// each line of a multi-line one (a YAML block scalar prints it a line at
-/// a time, indented).
+/// `Bearer`/`Basic`), each as JSON and YAML's double quotes escape it, each
+/// line of a multi-line one (a YAML block scalar prints it a line at a
+/// time, indented), and each word of at least 8 characters of one with
+/// spaces (a folded scalar prints its words over several lines).
 pub(crate) fn printed_forms(value: &str) -> Vec<String> {
     let mut pieces = Vec::new();
     let mut at = 0;
@@ -205,6 +210,16 @@ pub(crate) fn printed_forms(value: &str) -> Vec<String> {
         }
         if piece.contains('\n') {
             out.extend(piece.lines().map(|l| l.trim().to_string()));
+        }
+        // A folded YAML scalar (`KEY: >`) joins its lines with spaces: its
+        // lines as written are unknown, so each long word stands for them.
+        if piece.contains(char::is_whitespace) {
+            out.extend(
+                piece
+                    .split_whitespace()
+                    .filter(|w| w.chars().count() >= FOLDED_WORD_MIN_CHARS)
+                    .map(str::to_string),
+            );
         }
         out.push(piece.to_string());
     }

@@ -1559,3 +1559,40 @@ fn a_bom_a_flow_yaml_file_and_a_commented_jsonc_error() {
     let r = load("empty.yaml", "");
     assert!(r.errors.is_empty(), "{:?}", errors(&r));
 }
+
+/// A folded YAML scalar (`KEY: >-`) prints a secret's words over several
+/// lines: each line of it in the diff's context is redacted (attack F12).
+#[test]
+fn setup_diff_redacts_a_folded_yaml_secret_line_by_line() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let plugins = h.join("plugins");
+    std::fs::create_dir_all(&plugins).unwrap();
+    let goose = h.join(".config/goose/config.yaml");
+    std::fs::create_dir_all(goose.parent().unwrap()).unwrap();
+    std::fs::write(
+        &goose,
+        "extensions:\n  db:\n    type: stdio\n    cmd: /bin/db\n    envs:\n      DB_SESSION: >-\n        foldedsecretpartone\n        foldedsecretparttwo\n",
+    )
+    .unwrap();
+    let o = wasmgate(
+        &[
+            "setup",
+            "goose",
+            "--dry-run",
+            "--plugins",
+            plugins.to_str().unwrap(),
+        ],
+        h,
+    );
+    let all = text(&o);
+    assert!(o.status.success(), "{all}");
+    assert!(
+        all.contains("DB_SESSION") && all.contains("wasmgate"),
+        "{all}"
+    );
+    assert!(
+        !all.contains("foldedsecret"),
+        "a folded secret's line was printed: {all}"
+    );
+}
