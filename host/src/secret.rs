@@ -114,16 +114,27 @@ static ANY: LazyLock<RegexSet> = LazyLock::new(|| {
     .expect("pattern set")
 });
 
-/// Names that end like a credential's but count or name something else:
-/// `--max-tokens=4096`, `MAX_OUTPUT_TOKENS`, `--primary-key=id`.
+/// Flag names that end like a credential's but count or name something
+/// else: `--max-tokens=4096`, `--max-token`, `--primary-key=id`.
 fn is_not_a_credential_name(name: &str) -> bool {
     static NOT: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(
-            r"(?i)^-*(?:(?:max|min|num|total|context|output|input|completion|prompt)[_-]?)+tokens?$|^-*(?:primary|foreign|sort|partition|shard|group|order)[_-]?keys?$",
-        )
-        .expect("not-a-credential pattern")
+        Regex::new(r"(?i)^-*(?:max|min|num)[_-]?token$|^-*(?:primary|foreign|sort|partition|shard|group|order)[_-]?keys?$")
+            .expect("not-a-credential pattern")
     });
-    NOT.is_match(name)
+    is_token_count(name) || NOT.is_match(name)
+}
+
+/// A name that counts tokens (`MAX_TOKENS`, `MAX_OUTPUT_TOKENS`,
+/// `--max-completion-tokens`): plural only, so `CONTEXT_TOKEN` and
+/// `INPUT_TOKEN` stay credentials.
+fn is_token_count(name: &str) -> bool {
+    static COUNT: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r"(?i)^-*(?:(?:max|min|num|total|context|output|input|completion|prompt)[_-]?)+tokens$",
+        )
+        .expect("token-count pattern")
+    });
+    COUNT.is_match(name)
 }
 
 /// Redacts the token shapes of §4 in each argument of a command line, and
@@ -147,6 +158,12 @@ pub fn redact_args(args: &[String]) -> Vec<String> {
 /// own argument (`[--api-key, X]`): not another flag, and not a value that
 /// is only a `${VAR}` reference (it names the secret without holding it,
 /// and is kept as everywhere a configured value is shown).
+/// Whether `arg` is a credential flag given alone (`--api-key`, `-token`),
+/// so that the argument after it is a secret ([`credential_args`]).
+pub(crate) fn is_credential_flag(arg: &str) -> bool {
+    FLAG_NAME.is_match(arg) && !is_not_a_credential_name(arg)
+}
+
 pub(crate) fn credential_args(args: &[String]) -> Vec<usize> {
     let mut out = Vec::new();
     let mut after_flag = false;
@@ -154,7 +171,7 @@ pub(crate) fn credential_args(args: &[String]) -> Vec<usize> {
         if after_flag && !a.starts_with('-') && !is_reference(a) {
             out.push(i);
         }
-        after_flag = FLAG_NAME.is_match(a) && !is_not_a_credential_name(a);
+        after_flag = is_credential_flag(a);
     }
     out
 }
@@ -326,16 +343,17 @@ pub fn is_credential_name(name: &str) -> bool {
         "PWD",
         "BEARER",
     ];
-    // Marks that are parts of other words (`PATH`, `DSN` in few) count
-    // only as a whole part of the name: `GITHUB_PAT`, `SENTRY_DSN`.
-    const WORDS: &[&str] = &["PAT", "DSN"];
+    // Marks that are parts of other words (`PATH`, `DSN` in few,
+    // `PASSTHROUGH`, `COMPASS`) count only as a whole part of the name:
+    // `GITHUB_PAT`, `SENTRY_DSN`, `DB_PASS`.
+    const WORDS: &[&str] = &["PAT", "DSN", "PASS"];
     let upper = name.to_ascii_uppercase();
     // `PWD` is also the shell's working directory, not a secret.
     // A count of tokens (`MAX_TOKENS=4096`) is no secret: its value, a
     // secret, was redacted wherever it appeared (every `4096` of a result).
     upper != "PWD"
         && upper != "OLDPWD"
-        && !is_not_a_credential_name(name)
+        && !is_token_count(name)
         && (MARKS.iter().any(|m| upper.contains(m))
             || upper
                 .split(|c: char| !c.is_ascii_alphanumeric())
@@ -384,7 +402,9 @@ pub fn redact_urls(text: &str) -> String {
 pub fn url_secrets(url: &str) -> Vec<String> {
     let mut out = Vec::new();
     if let Some((_, rest)) = url.split_once("://") {
-        let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+        // Up to the path: a password may hold `?` or `#` (libpq reads the
+        // userinfo up to its last `@`).
+        let authority = &rest[..rest.find('/').unwrap_or(rest.len())];
         if let Some((userinfo, _)) = authority.rsplit_once('@') {
             let (user, password) = match userinfo.split_once(':') {
                 Some((u, p)) => (u, Some(p)),
@@ -431,6 +451,19 @@ pub fn url_secrets(url: &str) -> Vec<String> {
     out
 }
 
+/// [`url_secrets`] of a value that is a URL (read whole: its password may
+/// hold a quote or a space) and of every URL inside it
+/// (`--url=postgres://u:pw@h/db`, [`urls_in`]).
+pub fn value_url_secrets(value: &str) -> Vec<String> {
+    let mut out: Vec<String> = urls_in(value).flat_map(url_secrets).collect();
+    if value.contains("://") {
+        out.extend(url_secrets(value));
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
 /// A URL fit to print: its userinfo left out and every query value
 /// replaced with [`REDACTED`] (`https://h/mcp?sig=[REDACTED]`). Text that is
 /// not a URL is returned as it is.
@@ -472,15 +505,26 @@ pub struct Redactor {
 struct Literals {
     /// Values up to [`LONG_LITERAL_BYTES`], for the automaton.
     values: Vec<String>,
-    /// Longer values (a PEM key, a whole file in one variable), each
-    /// found by `memchr::memmem`: an automaton of a 16 MiB value took
-    /// 8 GiB to build and one of 128 KiB of `a`s a minute.
+    /// Longer values (a PEM key, a whole file in one variable), and those
+    /// past [`AUTOMATON_MAX_BYTES`], each found by `memchr::memmem`: an
+    /// automaton of a 16 MiB value took 8 GiB to build and one of 128 KiB
+    /// of `a`s a minute.
     long: Vec<String>,
     finder: std::sync::OnceLock<Option<std::sync::Arc<Finder>>>,
 }
 
 /// The longest value [`Literals`] puts in its automaton, in bytes.
 const LONG_LITERAL_BYTES: usize = 4096;
+
+/// The most bytes of values [`Literals`] puts in its automaton (which takes
+/// tens of bytes for each: 12,000 secrets of 4 KiB took 4.7 GB); the
+/// longest of the rest are searched for one by one, as long ones are.
+const AUTOMATON_MAX_BYTES: usize = 2 * 1024 * 1024;
+
+/// The most bytes of secrets a caller should hand one redactor for a large
+/// text: all of them fit its automaton, so the walk stays linear (past it,
+/// each value beyond is searched for on its own).
+pub(crate) const REDACTABLE_MAX_BYTES: usize = AUTOMATON_MAX_BYTES;
 
 /// The most bytes of values [`Literals`] lets its quick search build a
 /// DFA of (at most a few megabytes of table).
@@ -508,11 +552,17 @@ impl Literals {
             .collect();
         values.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
         values.dedup();
-        let long = values
+        // Sorted longest first: the long ones lead. Past the automaton's
+        // budget, the longest of the rest join them.
+        let mut long = values
             .iter()
             .take_while(|v| v.len() > LONG_LITERAL_BYTES)
             .count();
-        // Sorted longest first: the long ones lead.
+        let mut budget = values[long..].iter().map(String::len).sum::<usize>();
+        while budget > AUTOMATON_MAX_BYTES && long < values.len() {
+            budget -= values[long].len();
+            long += 1;
+        }
         let values_short = values.split_off(long);
         Literals {
             values: values_short,
@@ -631,7 +681,7 @@ impl Literals {
             // value (only a value that repeats itself, `aaaa…`, has them):
             // every occurrence found is whole, and finding each start
             // would cost a search per byte.
-            for v in &self.long {
+            for v in self.long.iter().filter(|v| v.len() <= bytes.len()) {
                 stretches.extend(
                     memchr::memmem::find_iter(bytes, v.as_bytes()).map(|s| (s, s + v.len())),
                 );
@@ -769,6 +819,11 @@ mod tests {
             "API_KEY",
             "TOKENS_SECRET",
             "MAX_TOKENS_KEY",
+            "DB_PASS",
+            "smtp_pass",
+            "CONTEXT_TOKEN",
+            "INPUT_TOKEN",
+            "GROUP_KEY",
         ] {
             assert!(is_credential_name(yes), "{yes}");
         }
@@ -782,10 +837,26 @@ mod tests {
             "MAX_TOKENS",
             "MAX_OUTPUT_TOKENS",
             "max_completion_tokens",
-            "PRIMARY_KEY",
+            "ENV_PASSTHROUGH",
+            "COMPASS_DIR",
         ] {
             assert!(!is_credential_name(no), "{no}");
         }
+    }
+
+    #[test]
+    fn a_secret_of_several_words_is_also_printed_word_by_word() {
+        // A folded YAML scalar prints these words on lines of their own.
+        let forms = printed_forms("foldedsecretpartone foldedsecretparttwo");
+        for w in ["foldedsecretpartone", "foldedsecretparttwo"] {
+            assert!(forms.iter().any(|f| f == w), "{forms:?}");
+        }
+        // Short words are no secrets alone (`Bearer`, `and`).
+        assert!(
+            !printed_forms("Bearer abc and longtokenvalue")
+                .iter()
+                .any(|f| f == "and")
+        );
     }
 
     #[test]
@@ -805,6 +876,12 @@ mod tests {
                 "postgres://app:p%40ss@db/app",
                 &["app", "p%40ss", "p@ss"][..],
             ),
+            // libpq reads the userinfo up to its last `@`.
+            (
+                "postgres://user2:pw2#hashB@db/app",
+                &["user2", "pw2#hashB"][..],
+            ),
+            ("postgres://user3:pw3?qC@db/app", &["user3", "pw3?qC"][..]),
         ] {
             let got = url_secrets(url);
             for w in want {

@@ -380,23 +380,52 @@ fn create_new(
     f.sync_all()
 }
 
+/// Prints the diff of an edit of `path`, each line redacted of `secrets`
+/// and then by `then`. A file whose secrets come to more than
+/// [`crate::secret::REDACTABLE_MAX_BYTES`] gets a line saying the diff is
+/// not shown instead: finding that many in the changed lines would take
+/// gigabytes or minutes (a file of 1.5 million short secrets).
+fn print_diff(path: &Path, old: &str, new: &str, secrets: Vec<String>, then: &dyn Fn(&str) -> String) {
+    let total: usize = secrets.iter().map(String::len).sum();
+    if total > crate::secret::REDACTABLE_MAX_BYTES {
+        println!(
+            "(the diff of {} is not shown: the file holds {total} bytes of secrets, more than \
+             wasmgate redacts from a diff)",
+            shown(path)
+        );
+        return;
+    }
+    let redactor = crate::secret::Redactor::with_secrets(Vec::new(), secrets);
+    print!("{}", shown_diff(path, old, new, &|l| then(&redactor.redact_secrets(l))));
+}
+
 /// `line` redacted by `redact`; a line with escapes (`"s\u0065cret"`, as
 /// JSON, TOML and YAML may write a value) is also redacted as it reads
 /// unescaped, and shown so when that finds more: a secret written with
 /// escapes matched none of the forms the redactor knows.
 fn redact_escaped(line: &str, redact: &dyn Fn(&str) -> String) -> String {
     let plain = redact(line);
-    if !line.contains('\\') {
+    // Read again from what the first pass left (a secret it found stays
+    // found: `'a\x41b'` in single quotes is the secret as written).
+    let mut decoded = plain.clone();
+    if plain.contains('\\') {
+        decoded = unescaped(&decoded);
+    }
+    // YAML's single quotes write `'` as `''`.
+    if plain.contains("''") {
+        decoded = decoded.replace("''", "'");
+    }
+    if decoded == plain {
         return plain;
     }
-    let decoded = unescaped(line);
     let redacted = redact(&decoded);
     if redacted != decoded { redacted } else { plain }
 }
 
 /// `s` with the escapes of JSON, TOML and YAML double-quoted strings read
-/// (`\uXXXX` with surrogate pairs, `\UXXXXXXXX`, `\xXX`, `\n`, `\t`, …);
-/// one it does not know stays as written.
+/// (`\uXXXX` with surrogate pairs, a lone surrogate as U+FFFD as the
+/// decoders read it, `\UXXXXXXXX`, `\xXX`, `\n`, `\t`, YAML's `\_`,
+/// `\N`, `\L`, `\P`, …); one it does not know stays as written.
 fn unescaped(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
@@ -421,8 +450,10 @@ fn unescaped(s: &str) -> String {
                     Some(lo @ 0xDC00..=0xDFFF) => {
                         (char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)), 11)
                     }
-                    _ => (None, 0),
+                    // A lone surrogate, read as the decoders read it.
+                    _ => (Some('\u{fffd}'), 5),
                 },
+                Some(0xDC00..=0xDFFF) => (Some('\u{fffd}'), 5),
                 Some(v) => (char::from_u32(v), 5),
                 None => (None, 0),
             },
@@ -435,6 +466,13 @@ fn unescaped(s: &str) -> String {
             Some('f') => (Some('\u{c}'), 1),
             Some('e') => (Some('\u{1b}'), 1),
             Some('0') => (Some('\0'), 1),
+            Some('a') => (Some('\u{7}'), 1),
+            Some('v') => (Some('\u{b}'), 1),
+            Some('_') => (Some('\u{a0}'), 1),
+            Some('N') => (Some('\u{85}'), 1),
+            Some('L') => (Some('\u{2028}'), 1),
+            Some('P') => (Some('\u{2029}'), 1),
+            Some('\t') => (Some('\t'), 1),
             Some(c @ ('"' | '\\' | '/' | '\'' | ' ')) => (Some(c), 1),
             _ => (None, 0),
         };
@@ -482,7 +520,10 @@ fn shown_diff(path: &Path, old: &str, new: &str, redact: &dyn Fn(&str) -> String
         }
         out.push('\n');
     };
-    for (i, hunk) in diff.unified_diff().context_radius(3).iter_hunks().enumerate() {
+    // No context lines: they would print the neighbouring entries, whose
+    // secrets may be written in forms no redaction can know (split over
+    // lines, escaped, folded); the hunk header says where the change is.
+    for (i, hunk) in diff.unified_diff().context_radius(0).iter_hunks().enumerate() {
         if i == 0 {
             line("--- ", &name);
             line("+++ ", &name);
@@ -614,15 +655,10 @@ pub fn run_setup(
         Ok(t) => t,
         Err(m) => return fail(m),
     };
-    // The diff's context lines show the neighbouring entries: their
-    // secrets are redacted like every printed value (docs/mcp-client.md §4).
-    let redactor = crate::secret::Redactor::with_secrets(Vec::new(), secrets);
-    print!(
-        "{}",
-        shown_diff(&file, text, &new, &|l| {
-            crate::secret::redact_patterns(&redactor.redact_secrets(l))
-        })
-    );
+    // A changed line of the file (a one-line file, a neighbour given its
+    // comma) may hold secrets: redacted like every printed value
+    // (docs/mcp-client.md §4).
+    print_diff(&file, text, &new, secrets, &crate::secret::redact_patterns);
     if args.dry_run {
         println!("(dry run: {} not written)", shown(&file));
         return 0;
@@ -841,11 +877,7 @@ fn merge_into(
     }
     // The context lines may show the target's other servers: their
     // secrets are redacted too.
-    let own = crate::secret::Redactor::with_secrets(Vec::new(), value_secrets(&current));
-    print!(
-        "{}",
-        shown_diff(target, &before, &text, &|l| redact(&own.redact_secrets(l)))
-    );
+    print_diff(target, &before, &text, value_secrets(&current), redact);
     match write_with_backup(target, old.as_deref(), &text)? {
         Some(b) => println!("wrote {} (backup: {})", shown(target), shown(&b)),
         None => println!("wrote {}", shown(target)),
@@ -859,12 +891,12 @@ fn merge_into(
 /// mapping, and the userinfo and query values of every URL — each also as
 /// JSON writes it (quotes and backslashes escaped).
 fn value_secrets(v: &Value) -> Vec<String> {
-    use crate::secret::{is_credential_name, url_secrets};
+    use crate::secret::is_credential_name;
     fn walk(v: &Value, secret: bool, out: &mut Vec<String>) {
         match v {
             Value::String(s) => {
                 // Also a URL inside a longer value (`--url=postgres://…`).
-                let mut found: Vec<String> = crate::secret::urls_in(s).flat_map(url_secrets).collect();
+                let mut found = crate::secret::value_url_secrets(s);
                 if secret {
                     found.push(s.clone());
                 }
@@ -872,7 +904,14 @@ fn value_secrets(v: &Value) -> Vec<String> {
                     out.extend(crate::secret::printed_forms(&f));
                 }
             }
-            Value::Sequence(items) => items.iter().for_each(|i| walk(i, secret, out)),
+            Value::Sequence(items) => {
+                // The argument after a credential flag (`[--api-key, X]`).
+                let mut after_flag = false;
+                for i in items {
+                    walk(i, secret || after_flag, out);
+                    after_flag = i.as_str().is_some_and(crate::secret::is_credential_flag);
+                }
+            }
             Value::Mapping(m) => {
                 for (k, i) in m {
                     let k = crate::validation::key_text(k);
@@ -936,9 +975,7 @@ fn json_secrets(text: &str) -> Result<Vec<String>, String> {
         }
         fn visit_str<E>(self, s: &str) -> Result<(), E> {
             // Also a URL inside a longer value (`--url=postgres://…`).
-            let mut found: Vec<String> = crate::secret::urls_in(s)
-                .flat_map(crate::secret::url_secrets)
-                .collect();
+            let mut found = crate::secret::value_url_secrets(s);
             if self.secret {
                 found.push(s.to_string());
             }
@@ -949,7 +986,14 @@ fn json_secrets(text: &str) -> Result<Vec<String>, String> {
         }
         fn visit_seq<A: de::SeqAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
             let Walk { secret, out } = self;
-            while a.next_element_seed(Walk { secret, out: &mut *out })?.is_some() {}
+            // The argument after a credential flag (`["--api-key", "X"]`).
+            let mut after_flag = false;
+            while let Some(arg) = a.next_element_seed(Arg {
+                secret: secret || after_flag,
+                out: &mut *out,
+            })? {
+                after_flag = arg.is_some_and(|a| crate::secret::is_credential_flag(&a));
+            }
             Ok(())
         }
         fn visit_map<A: de::MapAccess<'de>>(self, mut a: A) -> Result<(), A::Error> {
@@ -959,6 +1003,49 @@ fn json_secrets(text: &str) -> Result<Vec<String>, String> {
                 a.next_value_seed(Walk { secret, out: &mut *out })?;
             }
             Ok(())
+        }
+    }
+    /// An element of a list: walked as [`Walk`], and its text when it is a
+    /// short string (a flag such as `--api-key`).
+    struct Arg<'a> {
+        secret: bool,
+        out: &'a mut Vec<String>,
+    }
+    impl<'de> DeserializeSeed<'de> for Arg<'_> {
+        type Value = Option<String>;
+        fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Option<String>, D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+    impl<'de> de::Visitor<'de> for Arg<'_> {
+        type Value = Option<String>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("any JSON value")
+        }
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Option<String>, E> {
+            Ok(None)
+        }
+        fn visit_i64<E: de::Error>(self, n: i64) -> Result<Option<String>, E> {
+            Walk { secret: self.secret, out: self.out }.visit_i64(n).map(|()| None)
+        }
+        fn visit_u64<E: de::Error>(self, n: u64) -> Result<Option<String>, E> {
+            Walk { secret: self.secret, out: self.out }.visit_u64(n).map(|()| None)
+        }
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Option<String>, E> {
+            Ok(None)
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Option<String>, E> {
+            Ok(None)
+        }
+        fn visit_str<E: de::Error>(self, s: &str) -> Result<Option<String>, E> {
+            Walk { secret: self.secret, out: self.out }.visit_str::<E>(s)?;
+            Ok((s.len() <= 64).then(|| s.to_string()))
+        }
+        fn visit_seq<A: de::SeqAccess<'de>>(self, a: A) -> Result<Option<String>, A::Error> {
+            Walk { secret: self.secret, out: self.out }.visit_seq(a).map(|()| None)
+        }
+        fn visit_map<A: de::MapAccess<'de>>(self, a: A) -> Result<Option<String>, A::Error> {
+            Walk { secret: self.secret, out: self.out }.visit_map(a).map(|()| None)
         }
     }
     let body = text.strip_prefix('\u{feff}').unwrap_or(text);
@@ -1003,8 +1090,10 @@ fn redact_value(v: &Value, redact: &dyn Fn(&str) -> String) -> Value {
                     // characters, which would match too much elsewhere);
                     // one that holds a `${NAME}` is advice, redacted piece
                     // by piece.
+                    // A number there too (`DB_PASSWORD: 12345678`).
                     let whole = matches!(i, Value::String(s) if !s.contains("${"))
-                        && k.as_str().is_some_and(crate::secret::is_credential_name);
+                        || matches!(i, Value::Number(_));
+                    let whole = whole && k.as_str().is_some_and(crate::secret::is_credential_name);
                     let i = if whole {
                         Value::String(crate::secret::REDACTED.into())
                     } else {
@@ -1014,6 +1103,13 @@ fn redact_value(v: &Value, redact: &dyn Fn(&str) -> String) -> Value {
                 })
                 .collect(),
         ),
+        // A number the redactor knows as a secret (a header's value, which
+        // wasmgate reads as text).
+        Value::Number(n) => {
+            let t = n.to_string();
+            let r = redact(&t);
+            if r == t { v.clone() } else { Value::String(r) }
+        }
         other => other.clone(),
     }
 }
@@ -1059,7 +1155,7 @@ fn unexpanded_refs(server: &str, entry: &Value) -> Vec<String> {
 /// userinfo. An ordinary header (`X-Region: us-east-1`) stays readable.
 fn printed_secrets(spec: &crate::manifest::ServerSpec) -> Vec<String> {
     use crate::manifest::Transport;
-    use crate::secret::{is_credential_name, url_secrets};
+    use crate::secret::is_credential_name;
     let mut out = spec.secrets.clone();
     // The argument after a credential flag (`[--token, X]`): printed
     // redacted in the listing, and redacted where a warning quotes it.
@@ -1086,13 +1182,13 @@ fn printed_secrets(spec: &crate::manifest::ServerSpec) -> Vec<String> {
             // A connection string in an argument or a variable
             // (`postgres://u:pw@h/db`): its password and query values, as
             // `setup` redacts them from its diff.
-            for u in args.iter().chain(env.values()).flat_map(|v| crate::secret::urls_in(v)) {
-                out.extend(url_secrets(u));
+            for v in args.iter().chain(env.values()) {
+                out.extend(crate::secret::value_url_secrets(v));
             }
         }
         Transport::Http { url, headers } => {
             named(headers);
-            out.extend(url_secrets(url));
+            out.extend(crate::secret::value_url_secrets(url));
         }
         _ => {}
     }
@@ -1109,8 +1205,18 @@ mod tests {
             unescaped(r#"a\u0065\x41\U0001F600\ud83d\ude00\n\t\"\\\/ \q\u12"#),
             "aeA😀😀\n\t\"\\/ \\q\\u12"
         );
-        // A lone surrogate and a bad escape stay as written.
-        assert_eq!(unescaped(r"\ud83d x \u00zz"), r"\ud83d x \u00zz");
+        // A lone surrogate reads as U+FFFD, as the decoders read it; a bad
+        // escape stays as written. YAML's own escapes are read too.
+        assert_eq!(unescaped(r"\ud83d x \udc00 \u00zz"), "\u{fffd} x \u{fffd} \\u00zz");
+        assert_eq!(unescaped(r"a\_b\Nc\Ld\Pe\af\vg"), "a\u{a0}b\u{85}c\u{2028}d\u{2029}e\u{7}f\u{b}g");
+        // What the plain pass found stays found (`'a\x41b'` in single
+        // quotes is the secret as written), and `''` is a quote.
+        let secrets = |s: &str| s.replace(r"Raw1\x41Raw2", "[REDACTED]").replace("secretB", "[REDACTED]").replace("it's-a-secret", "[REDACTED]");
+        assert_eq!(
+            redact_escaped(r#"{S: 'Raw1\x41Raw2', B: "s\u0065cretB"}"#, &secrets),
+            r#"{S: '[REDACTED]', B: "[REDACTED]"}"#
+        );
+        assert_eq!(redact_escaped("P: 'it''s-a-secret'", &secrets), "P: '[REDACTED]'");
         let redact = |s: &str| s.replace("secret", "[REDACTED]");
         assert_eq!(
             redact_escaped(r#""K": "s\u0065cret", "n": "\u0041""#, &redact),
@@ -1148,7 +1254,7 @@ mod tests {
         );
         assert_eq!(
             d,
-            "--- /tmp/x\\n+++ FORGED/c.json\n+++ /tmp/x\\n+++ FORGED/c.json\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n"
+            "--- /tmp/x\\n+++ FORGED/c.json\n+++ /tmp/x\\n+++ FORGED/c.json\n@@ -2 +2 @@\n-b\n+c\n"
         );
     }
 

@@ -1404,8 +1404,10 @@ fn import_json_redacts_literal_secrets_in_its_warnings_and_problems() {
 
 #[test]
 fn setup_diff_redacts_the_secrets_of_the_neighbouring_entries() {
-    // The diff's context lines show the entry before wasmgate's: its
-    // credential-named env value and its URL userinfo must not be printed.
+    // The diff has no context lines (a neighbour's secret may be written in
+    // forms no redaction knows); the line it changes (the entry before
+    // wasmgate's gets its comma) is the last neighbour, written on one
+    // line: its secrets must not be printed.
     const AUTH: &str = "opaque-db-auth-value-31337";
     const PASS: &str = "pa55-userinfo-secret";
     // Outside the servers' object, in the diff's context too; and a header
@@ -1423,7 +1425,7 @@ fn setup_diff_redacts_the_secrets_of_the_neighbouring_entries() {
     std::fs::create_dir_all(&plugins).unwrap();
     let claude = h.join(".claude.json");
     let before = format!(
-        "{{\n  \"mcpServers\": {{\n    \"db\": {{\n      \"command\": \"/bin/db\",\n      \"env\": {{\"DB_AUTH\": \"{AUTH}\"}}\n    }},\n    \"remote\": {{\n      \"type\": \"http\",\n      \"url\": \"https://bob:{PASS}@example.invalid/mcp\",\n      \"headers\": {{\"X-Trace\": \"x\"}}\n    }},\n    \"mongo\": {{\n      \"command\": \"npx\",\n      \"args\": [\"-y\", \"m\", \"--connectionString\", \"mongodb://admin:{MONGO}@db1:27017,db2:27017/?replicaSet=rs0\"],\n      \"env\": {{\"SESSION_ID\": 987654321, \"PG\": \"--url=postgres://app:{PG}@db/app\", \"DB_AUTH2\": \"{ESCAPED}\"}}\n    }}\n  }},\n  \"primaryApiKey\": \"{KEY}\"\n}}\n"
+        "{{\n  \"mcpServers\": {{\n    \"db\": {{\n      \"command\": \"/bin/db\",\n      \"env\": {{\"DB_AUTH\": \"{AUTH}\"}}\n    }},\n    \"remote\": {{\n      \"type\": \"http\",\n      \"url\": \"https://bob:{PASS}@example.invalid/mcp\",\n      \"headers\": {{\"X-Trace\": \"x\"}}\n    }},\n    \"mongo\": {{\"command\": \"npx\", \"args\": [\"-y\", \"m\", \"--connectionString\", \"mongodb://admin:{MONGO}@db1:27017,db2:27017/?replicaSet=rs0\"], \"env\": {{\"SESSION_ID\": 987654321, \"PG\": \"--url=postgres://app:{PG}@db/app\", \"DB_AUTH2\": \"{ESCAPED}\", \"URL_PASS\": \"{PASS}\", \"AUTH\": \"{AUTH}\"}}}}\n  }},\n  \"primaryApiKey\": \"{KEY}\"\n}}\n"
     );
     std::fs::write(&claude, &before).unwrap();
     for extra in [&["--dry-run"][..], &[][..], &["--undo"][..]] {
@@ -1446,7 +1448,11 @@ fn setup_diff_redacts_the_secrets_of_the_neighbouring_entries() {
             !all.contains(PASS),
             "{extra:?}: URL userinfo was printed: {all}"
         );
-        assert!(all.contains("primaryApiKey"), "{extra:?}: {all}");
+        // No context: the lines around the change are not printed.
+        assert!(
+            !all.contains("primaryApiKey") && !all.contains("remote"),
+            "{extra:?}: {all}"
+        );
         assert!(
             !all.contains(KEY),
             "{extra:?}: a top-level key was printed: {all}"
@@ -1561,9 +1567,9 @@ fn a_bom_a_flow_yaml_file_and_a_commented_jsonc_error() {
 }
 
 /// A folded YAML scalar (`KEY: >-`) prints a secret's words over several
-/// lines: each line of it in the diff's context is redacted (attack F12).
+/// lines (attack F12): the diff shows no context, so they are not printed.
 #[test]
-fn setup_diff_redacts_a_folded_yaml_secret_line_by_line() {
+fn setup_diff_shows_no_context_lines_of_the_file() {
     let home = tempfile::tempdir().unwrap();
     let h = home.path();
     let plugins = h.join("plugins");
@@ -1588,11 +1594,69 @@ fn setup_diff_redacts_a_folded_yaml_secret_line_by_line() {
     let all = text(&o);
     assert!(o.status.success(), "{all}");
     assert!(
-        all.contains("DB_SESSION") && all.contains("wasmgate"),
+        all.contains("wasmgate") && all.contains("@@ -8,0 +9,"),
         "{all}"
     );
     assert!(
-        !all.contains("foldedsecret"),
-        "a folded secret's line was printed: {all}"
+        !all.contains("DB_SESSION") && !all.contains("foldedsecret"),
+        "{all}"
     );
+}
+
+/// A number under a credential name (or as a credential header's value)
+/// is a secret too: `import` printed `DB_PASSWORD: 12345678` (attack).
+#[test]
+fn import_redacts_numbers_under_credential_names() {
+    let home = tempfile::tempdir().unwrap();
+    let f = home.path().join("n.json");
+    std::fs::write(
+        &f,
+        r#"{"mcpServers":{"a":{"command":"npx","env":{"DB_PASSWORD":12345678,"API_KEY":987654321,"DB_PASS":"hunter2hunter","PORT":8080}},"h":{"url":"https://h.example/mcp","headers":{"Authorization":55556666}}}}"#,
+    )
+    .unwrap();
+    for extra in [&[][..], &["--json"][..]] {
+        let mut args = vec!["import", f.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let o = wasmgate(&args, home.path());
+        let all = text(&o);
+        for secret in ["12345678", "987654321", "55556666", "hunter2hunter"] {
+            assert!(!all.contains(secret), "{extra:?}: {secret} printed: {all}");
+        }
+        // An ordinary number stays.
+        assert!(all.contains("8080"), "{extra:?}: {all}");
+    }
+}
+
+/// The argument after a credential flag is a secret though the flag
+/// stands on another line: the line `setup` changes held it (attack).
+#[test]
+fn setup_diff_redacts_the_argument_after_a_credential_flag() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let plugins = h.join("plugins");
+    std::fs::create_dir_all(&plugins).unwrap();
+    let f = h.join("c.json");
+    std::fs::write(
+        &f,
+        "{\"mcpServers\": {\"a\": {\"command\": \"npx\", \"args\": [\"-y\", \"--api-key\",\n      \"PlainArgSecret42\"]}}}\n",
+    )
+    .unwrap();
+    let o = wasmgate(
+        &[
+            "setup",
+            "cursor",
+            "--file",
+            f.to_str().unwrap(),
+            "--dry-run",
+            "--plugins",
+            plugins.to_str().unwrap(),
+        ],
+        h,
+    );
+    let all = text(&o);
+    assert!(
+        o.status.success() && all.contains("-      \"[REDACTED]\"]}"),
+        "{all}"
+    );
+    assert!(!all.contains("PlainArgSecret42"), "{all}");
 }

@@ -115,7 +115,9 @@ pub(crate) fn decode_jsonc_pruned(text: &str, keep: crate::document::Keep) -> Re
     // VS Code reads a file that starts with a byte order mark.
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     crate::manifest::depth::check_json_depth(text, crate::manifest::depth::MAX_DEPTH)?;
-    let strict = as_strict_json(text)?;
+    // Before the scanner, which refuses a lone surrogate's escape too.
+    let text = crate::manifest::load::lone_surrogates_replaced(text);
+    let strict = as_strict_json(&text)?;
     crate::manifest::load::decode_json_pruned(&strict, keep).map_err(|e| {
         format!(
             "is not valid JSON with comments (JSONC): {}",
@@ -204,6 +206,9 @@ mod tests {
         // spaces: an error past them keeps its line and column.
         let v = decode_jsonc("[1, /* é ✓ */ 2, // x\n 3,\n]").unwrap();
         assert_eq!(v, decode_jsonc("[1, 2, 3]").unwrap());
+        // A lone surrogate's escape reads as U+FFFD, as in strict JSON.
+        let v = decode_jsonc("// c\n{\"a\": \"x\\ud83d\",}").unwrap();
+        assert_eq!(v["a"], Value::String("x\u{fffd}".into()));
         let e = decode_jsonc("// one\n/* two\n three */ {\"a\": tru}").unwrap_err();
         assert!(e.starts_with("is not valid JSON with comments (JSONC): ") && e.contains("line 3"), "{e}");
         let deep = format!("{}{}", "[".repeat(100), "]".repeat(100));
