@@ -191,38 +191,33 @@ fn append(
             None => (start + 1, end - 1, text),
         });
     }
-    let mut text = String::new();
+    // Each member on a line of its own at `indent`, a comma before each
+    // but the first unless `comma_first`.
+    let members = |indent: &str, comma_first: bool| -> Result<String, String> {
+        let mut text = String::new();
+        for (i, (k, v)) in added.iter().enumerate() {
+            if i > 0 || comma_first {
+                text.push(',');
+            }
+            text.push_str(layout.nl);
+            text.push_str(indent);
+            text.push_str(&key(k)?);
+            text.push_str(": ");
+            text.push_str(&layout.render(v, indent, false)?);
+        }
+        Ok(text)
+    };
     match ms.last() {
         Some((_, last)) => {
             let after = at(body, last) + last.len();
             // The last member's own indent (its value starts on its key's line).
-            let indent = line_indent(body, after - last.len()).to_string();
-            for (k, v) in added {
-                text.push(',');
-                text.push_str(layout.nl);
-                text.push_str(&indent);
-                text.push_str(&key(k)?);
-                text.push_str(": ");
-                text.push_str(&layout.render(v, &indent, false)?);
-            }
-            Ok((after, after, text))
+            let indent = line_indent(body, after - last.len());
+            Ok((after, after, members(indent, true)?))
         }
         None => {
             let outer = line_indent(body, start);
-            let indent = format!("{outer}{}", layout.unit);
-            for (i, (k, v)) in added.iter().enumerate() {
-                if i > 0 {
-                    text.push(',');
-                }
-                text.push_str(layout.nl);
-                text.push_str(&indent);
-                text.push_str(&key(k)?);
-                text.push_str(": ");
-                text.push_str(&layout.render(v, &indent, false)?);
-            }
-            text.push_str(layout.nl);
-            text.push_str(outer);
-            Ok((start + 1, end - 1, text))
+            let text = members(&format!("{outer}{}", layout.unit), false)?;
+            Ok((start + 1, end - 1, format!("{text}{}{outer}", layout.nl)))
         }
     }
 }

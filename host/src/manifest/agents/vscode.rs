@@ -130,13 +130,15 @@ pub(crate) fn decode_jsonc_pruned(text: &str, keep: crate::document::Keep) -> Re
 /// bytes a space, a line break inside a block comment kept.
 fn as_strict_json(text: &str) -> Result<String, String> {
     use jsonc_parser::tokens::Token;
+    // The scanner's share of the one set of options VS Code's JSONC has.
+    let p = jsonc_options();
     let options = jsonc_parser::ScannerOptions {
-        allow_single_quoted_strings: false,
-        allow_hexadecimal_numbers: false,
-        allow_unary_plus_numbers: false,
-        allow_bare_decimal_point_numbers: false,
-        allow_non_finite_numbers: false,
-        allow_extended_string_escapes: false,
+        allow_single_quoted_strings: p.allow_single_quoted_strings,
+        allow_hexadecimal_numbers: p.allow_hexadecimal_numbers,
+        allow_unary_plus_numbers: p.allow_unary_plus_numbers,
+        allow_bare_decimal_point_numbers: p.allow_bare_decimal_point_numbers,
+        allow_non_finite_numbers: p.allow_non_finite_numbers,
+        allow_extended_string_escapes: p.allow_extended_string_escapes,
     };
     let mut out = text.as_bytes().to_vec();
     let mut blank = |from: usize, to: usize| {
