@@ -8,6 +8,8 @@ pub mod agents;
 pub mod availability;
 pub mod check;
 pub mod component;
+mod diff;
+mod file_secrets;
 pub mod login;
 pub mod new;
 pub mod plugin;

@@ -1,0 +1,215 @@
+//! The diff `wasmgate setup` and `import --write` print of an edit to a
+//! config file (`docs/mcp-client.md` §1.5): only the changed lines, each
+//! redacted of the file's secrets (also as it reads unescaped), control
+//! characters escaped, a long line shown by its head and tail
+//! (`docs/security.md`, "Redaction").
+
+use std::path::Path;
+
+/// Prints the diff of an edit of `path`, each line redacted of `secrets`
+/// and then by `then`. A file whose secrets come to more than
+/// [`crate::secret::REDACTABLE_MAX_BYTES`] gets a line saying the diff is
+/// not shown instead: finding that many in the changed lines would take
+/// gigabytes or minutes (a file of 1.5 million short secrets).
+pub(super) fn print_diff(path: &Path, old: &str, new: &str, secrets: Vec<String>, then: &dyn Fn(&str) -> String) {
+    let total: usize = secrets.iter().map(String::len).sum();
+    if total > crate::secret::REDACTABLE_MAX_BYTES {
+        println!(
+            "(the diff of {} is not shown: the file holds {total} bytes of secrets, more than \
+             wasmgate redacts from a diff)",
+            crate::terminal::line(&path.display().to_string())
+        );
+        return;
+    }
+    let redactor = crate::secret::Redactor::with_secrets(Vec::new(), secrets);
+    print!("{}", shown_diff(path, old, new, &|l| then(&redactor.redact_secrets(l))));
+}
+
+/// `line` redacted by `redact`; a line with escapes (`"s\u0065cret"`, as
+/// JSON, TOML and YAML may write a value) is also redacted as it reads
+/// unescaped, and shown so when that finds more: a secret written with
+/// escapes matched none of the forms the redactor knows.
+fn redact_escaped(line: &str, redact: &dyn Fn(&str) -> String) -> String {
+    let plain = redact(line);
+    // Read again from what the first pass left (a secret it found stays
+    // found: `'a\x41b'` in single quotes is the secret as written).
+    let mut decoded = plain.clone();
+    if plain.contains('\\') {
+        decoded = unescaped(&decoded);
+    }
+    // YAML's single quotes write `'` as `''`.
+    if plain.contains("''") {
+        decoded = decoded.replace("''", "'");
+    }
+    if decoded == plain {
+        return plain;
+    }
+    let redacted = redact(&decoded);
+    if redacted != decoded { redacted } else { plain }
+}
+
+/// `s` with the escapes of JSON, TOML and YAML double-quoted strings read
+/// (`\uXXXX` with surrogate pairs, a lone surrogate as U+FFFD as the
+/// decoders read it, `\UXXXXXXXX`, `\xXX`, `\n`, `\t`, YAML's `\_`,
+/// `\N`, `\L`, `\P`, …); one it does not know stays as written.
+fn unescaped(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find('\\') {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 1..];
+        let hex = |n: usize| {
+            after
+                .get(1..=n)
+                .filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit()))
+                .and_then(|h| u32::from_str_radix(h, 16).ok())
+        };
+        let (c, used) = match after.chars().next() {
+            Some('u') => match hex(4) {
+                // A surrogate pair: the low half follows as `\uXXXX`.
+                Some(hi @ 0xD800..=0xDBFF) => match after.get(5..7).filter(|p| *p == "\\u").and_then(|_| {
+                    after
+                        .get(7..11)
+                        .filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit()))
+                        .and_then(|h| u32::from_str_radix(h, 16).ok())
+                }) {
+                    Some(lo @ 0xDC00..=0xDFFF) => {
+                        (char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)), 11)
+                    }
+                    // A lone surrogate, read as the decoders read it.
+                    _ => (Some('\u{fffd}'), 5),
+                },
+                Some(0xDC00..=0xDFFF) => (Some('\u{fffd}'), 5),
+                Some(v) => (char::from_u32(v), 5),
+                None => (None, 0),
+            },
+            Some('U') => (hex(8).and_then(char::from_u32), 9),
+            Some('x') => (hex(2).and_then(char::from_u32), 3),
+            Some('n') => (Some('\n'), 1),
+            Some('t') => (Some('\t'), 1),
+            Some('r') => (Some('\r'), 1),
+            Some('b') => (Some('\u{8}'), 1),
+            Some('f') => (Some('\u{c}'), 1),
+            Some('e') => (Some('\u{1b}'), 1),
+            Some('0') => (Some('\0'), 1),
+            Some('a') => (Some('\u{7}'), 1),
+            Some('v') => (Some('\u{b}'), 1),
+            Some('_') => (Some('\u{a0}'), 1),
+            Some('N') => (Some('\u{85}'), 1),
+            Some('L') => (Some('\u{2028}'), 1),
+            Some('P') => (Some('\u{2029}'), 1),
+            Some('\t') => (Some('\t'), 1),
+            Some(c @ ('"' | '\\' | '/' | '\'' | ' ')) => (Some(c), 1),
+            _ => (None, 0),
+        };
+        match c {
+            Some(c) => {
+                out.push(c);
+                rest = &after[used..];
+            }
+            None => {
+                out.push('\\');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The unified diff of an edit (the file's name in its header) as
+/// printed, a line at a time: each line redacted by `redact` first, then
+/// its control characters escaped and, when longer than
+/// [`crate::terminal::LINE_MAX_CHARS`], shown by its head and tail with
+/// what lies between counted (a config saved on one line is one line of
+/// the diff: 134 MB were printed for a 63 MiB file; its tail holds what an
+/// entry added at the end changed). Nothing of the whole diff is built
+/// beyond the line in hand.
+fn shown_diff(path: &Path, old: &str, new: &str, redact: &dyn Fn(&str) -> String) -> String {
+    let half = crate::terminal::LINE_MAX_CHARS / 2;
+    // Escaped whole: a line break in the path would forge a header line.
+    let name = crate::terminal::line(&path.display().to_string()).into_owned();
+    let diff = similar::TextDiff::from_lines(old, new);
+    let mut out = String::new();
+    let mut line = |sign: &str, body: &str| {
+        let body = redact_escaped(body, redact);
+        let count = body.chars().count();
+        out.push_str(sign);
+        if count > 2 * half {
+            let head = body.char_indices().nth(half).map_or(body.len(), |(i, _)| i);
+            let tail = body.char_indices().nth(count - half).map_or(body.len(), |(i, _)| i);
+            out.push_str(&crate::terminal::text(&body[..head]));
+            out.push_str(&format!(" … ({} characters left out) … ", count - 2 * half));
+            out.push_str(&crate::terminal::text(&body[tail..]));
+        } else {
+            out.push_str(&crate::terminal::text(&body));
+        }
+        out.push('\n');
+    };
+    // No context lines: they would print the neighbouring entries, whose
+    // secrets may be written in forms no redaction can know (split over
+    // lines, escaped, folded); the hunk header says where the change is.
+    for (i, hunk) in diff.unified_diff().context_radius(0).iter_hunks().enumerate() {
+        if i == 0 {
+            line("--- ", &name);
+            line("+++ ", &name);
+        }
+        line("", &hunk.header().to_string());
+        for c in hunk.iter_changes() {
+            let v = c.value();
+            // The line's own end (`\n`, `\r\n`) is the printed line's.
+            let v = v.strip_suffix('\n').unwrap_or(v);
+            line(&c.tag().to_string(), v.strip_suffix('\r').unwrap_or(v));
+            if c.missing_newline() {
+                line("", "\\ No newline at end of file");
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_are_read_as_json_toml_and_yaml_write_them() {
+        assert_eq!(
+            unescaped(r#"a\u0065\x41\U0001F600\ud83d\ude00\n\t\"\\\/ \q\u12"#),
+            "aeA😀😀\n\t\"\\/ \\q\\u12"
+        );
+        // A lone surrogate reads as U+FFFD, as the decoders read it; a bad
+        // escape stays as written. YAML's own escapes are read too.
+        assert_eq!(unescaped(r"\ud83d x \udc00 \u00zz"), "\u{fffd} x \u{fffd} \\u00zz");
+        assert_eq!(unescaped(r"a\_b\Nc\Ld\Pe\af\vg"), "a\u{a0}b\u{85}c\u{2028}d\u{2029}e\u{7}f\u{b}g");
+        // What the plain pass found stays found (`'a\x41b'` in single
+        // quotes is the secret as written), and `''` is a quote.
+        let secrets = |s: &str| s.replace(r"Raw1\x41Raw2", "[REDACTED]").replace("secretB", "[REDACTED]").replace("it's-a-secret", "[REDACTED]");
+        assert_eq!(
+            redact_escaped(r#"{S: 'Raw1\x41Raw2', B: "s\u0065cretB"}"#, &secrets),
+            r#"{S: '[REDACTED]', B: "[REDACTED]"}"#
+        );
+        assert_eq!(redact_escaped("P: 'it''s-a-secret'", &secrets), "P: '[REDACTED]'");
+        let redact = |s: &str| s.replace("secret", "[REDACTED]");
+        assert_eq!(
+            redact_escaped(r#""K": "s\u0065cret", "n": "\u0041""#, &redact),
+            "\"K\": \"[REDACTED]\", \"n\": \"A\""
+        );
+        // Nothing found unescaped: the line as written.
+        assert_eq!(redact_escaped(r#""n": "\u0041""#, &redact), r#""n": "\u0041""#);
+    }
+
+    #[test]
+    fn a_diff_shows_crlf_lines_without_their_cr_and_a_path_on_its_own_line() {
+        let d = shown_diff(
+            Path::new("/tmp/x\n+++ FORGED/c.json"),
+            "a\r\nb\r\n",
+            "a\r\nc\r\n",
+            &|s| s.to_string(),
+        );
+        assert_eq!(
+            d,
+            "--- /tmp/x\\n+++ FORGED/c.json\n+++ /tmp/x\\n+++ FORGED/c.json\n@@ -2 +2 @@\n-b\n+c\n"
+        );
+    }
+}
