@@ -1516,6 +1516,10 @@ fn a_bom_a_flow_yaml_file_and_a_commented_jsonc_error() {
     let e = errors(&r).join("\n");
     assert!(e.contains("JSONC") && e.contains("\"a\""), "{e}");
     assert!(!e.contains("expected value at line 1 column 1"), "{e}");
+    // A comment further in too: JSONC's error names what is wrong past it.
+    let r = load("mcp.json", "{\"servers\": /* c */ {\"a\": tru}}\n");
+    let e = errors(&r).join("\n");
+    assert!(e.contains("JSONC") && e.contains("column 27"), "{e}");
     // A `.json` file with nothing in it (or a byte order mark only) is no
     // config, not an empty one; an empty YAML file still is one.
     for text in ["", "\u{feff}", " \n\t\n", "null"] {

@@ -280,9 +280,11 @@ pub fn decode_config(
                         "{strict} (comments and trailing commas are read only in VS Code's mcp.json and settings.json; this file's agent reads strict JSON)"
                     ));
                 }
-                // Strict JSON's error at a leading comment says nothing
-                // of the file; JSONC's names what is wrong past it.
-                Err(jsonc) if starts_with_comment(text) => return Err(jsonc),
+                // Strict JSON's error at a comment says nothing of the
+                // file; JSONC's names what is wrong past it.
+                Err(jsonc) if vscode::has_comment(text) => {
+                    return Err(jsonc);
+                }
                 Err(_) => return Err(strict),
             },
         }

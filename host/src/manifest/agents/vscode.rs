@@ -126,6 +126,21 @@ pub(crate) fn decode_jsonc_pruned(text: &str, keep: crate::document::Keep) -> Re
     })
 }
 
+/// Whether `text` has a comment before anything the scanner refuses, so
+/// that JSONC's error, not strict JSON's at the comment, says what is
+/// wrong with it.
+pub(crate) fn has_comment(text: &str) -> bool {
+    use jsonc_parser::tokens::Token;
+    let text = crate::manifest::load::lone_surrogates_replaced(text);
+    let mut scanner = jsonc_parser::Scanner::new(&text, &jsonc_parser::ScannerOptions::default());
+    while let Ok(Some(token)) = scanner.scan() {
+        if matches!(token, Token::CommentLine(_) | Token::CommentBlock(_)) {
+            return true;
+        }
+    }
+    false
+}
+
 /// `text` with its comments and trailing commas blanked: each of their
 /// bytes a space, a line break inside a block comment kept.
 fn as_strict_json(text: &str) -> Result<String, String> {
