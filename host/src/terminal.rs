@@ -114,19 +114,19 @@ pub(crate) fn json_text(s: String) -> String {
 /// `serve`). A command's `--json` output lists every one.
 pub(crate) const LISTED_MAX: usize = 100;
 
-/// The first [`LISTED_MAX`] of `items`, and the line that counts the ones
-/// left out (`None` when none are), ending with `hint` (where to see all).
-pub(crate) fn listed<'a, T>(items: &'a [T], hint: &str) -> (&'a [T], Option<String>) {
-    if items.len() <= LISTED_MAX {
-        return (items, None);
-    }
-    (
-        &items[..LISTED_MAX],
-        Some(format!(
-            "… and {} more not listed{hint}",
-            items.len() - LISTED_MAX
-        )),
-    )
+/// The text of each of the first [`LISTED_MAX`] of `items`, then, when
+/// some are left out, the line that counts them, ending with `hint` (where
+/// to see all). A caller prints each line as it prints an item.
+pub(crate) fn listed<T: std::fmt::Display>(
+    items: &[T],
+    hint: &str,
+) -> impl Iterator<Item = String> {
+    let more = items.len().saturating_sub(LISTED_MAX);
+    items
+        .iter()
+        .take(LISTED_MAX)
+        .map(ToString::to_string)
+        .chain((more > 0).then(|| format!("… and {more} more not listed{hint}")))
 }
 
 #[cfg(test)]

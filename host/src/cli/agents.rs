@@ -626,25 +626,11 @@ pub fn run_import(args: &ImportArgs, target: Option<PathBuf>, json: bool) -> u8 
             crate::terminal::text(&yaml_serde::to_string(&Value::Mapping(top)).unwrap_or_default())
         );
     }
-    let (listed, more) = crate::terminal::listed(&problems, " (`--json` lists all)");
-    for p in listed {
-        eprintln!(
-            "wasmgate import: {}",
-            crate::terminal::line(&redact(&p.to_string()))
-        );
+    for p in crate::terminal::listed(&problems, " (`--json` lists all)") {
+        eprintln!("wasmgate import: {}", crate::terminal::line(&redact(&p)));
     }
-    if let Some(m) = more {
-        eprintln!("wasmgate import: {m}");
-    }
-    let (listed, more) = crate::terminal::listed(&warnings, " (`--json` lists all)");
-    for w in listed {
-        eprintln!(
-            "wasmgate import: warning: {}",
-            crate::terminal::line(&redact(w))
-        );
-    }
-    if let Some(m) = more {
-        eprintln!("wasmgate import: warning: {m}");
+    for w in crate::terminal::listed(&warnings, " (`--json` lists all)") {
+        eprintln!("wasmgate import: warning: {}", crate::terminal::line(&redact(&w)));
     }
     let mut code = u8::from(!problems.is_empty());
     if args.write {

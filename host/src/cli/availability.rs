@@ -123,12 +123,8 @@ pub fn run_availability_of(
     err: &mut dyn Write,
 ) -> i32 {
     if !load_errors.is_empty() {
-        let (listed, more) = crate::terminal::listed(load_errors, " (`wasmgate check --json` lists all)");
-        for e in listed {
-            let _ = writeln!(err, "{}", crate::terminal::line(&e.to_string()));
-        }
-        if let Some(m) = more {
-            let _ = writeln!(err, "{m}");
+        for e in crate::terminal::listed(load_errors, " (`wasmgate check --json` lists all)") {
+            let _ = writeln!(err, "{}", crate::terminal::line(&e));
         }
         return EXIT_INVALID;
     }

@@ -186,19 +186,11 @@ pub fn report(mut res: ManifestResult, ctx: &CheckContext, json: bool) -> i32 {
     // Names and keys in these come from the plugin's files: each line is
     // escaped as `status` escapes them (docs/security.md, "MCP client
     // bounds"), so none can drive the terminal or forge a line.
-    let (warnings, more_warnings) = crate::terminal::listed(&res.warnings, " (`--json` lists all)");
-    for w in warnings {
-        let _ = writeln!(err, "warning: {}", crate::terminal::line(w));
+    for w in crate::terminal::listed(&res.warnings, " (`--json` lists all)") {
+        let _ = writeln!(err, "warning: {}", crate::terminal::line(&w));
     }
-    if let Some(m) = more_warnings {
-        let _ = writeln!(err, "warning: {m}");
-    }
-    let (errors, more_errors) = crate::terminal::listed(&res.errors, " (`--json` lists all)");
-    for e in errors {
-        let _ = writeln!(err, "{}", crate::terminal::line(&e.to_string()));
-    }
-    if let Some(m) = more_errors {
-        let _ = writeln!(err, "{m}");
+    for e in crate::terminal::listed(&res.errors, " (`--json` lists all)") {
+        let _ = writeln!(err, "{}", crate::terminal::line(&e));
     }
     drop(err);
     let valid = res.errors.is_empty() && res.manifest.is_some();

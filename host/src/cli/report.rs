@@ -146,22 +146,14 @@ pub fn status(h: &Host, as_json: bool) -> String {
     }
     if !st.problems.is_empty() {
         let _ = writeln!(o, "problems:");
-        let (listed, more) = crate::terminal::listed(&st.problems, " (`--json` lists all)");
-        for p in listed {
-            let _ = writeln!(o, "  {}", esc(&p.to_string()));
-        }
-        if let Some(m) = more {
-            let _ = writeln!(o, "  {m}");
+        for p in crate::terminal::listed(&st.problems, " (`--json` lists all)") {
+            let _ = writeln!(o, "  {}", esc(&p));
         }
     }
     if !st.warnings.is_empty() {
         let _ = writeln!(o, "warnings:");
-        let (listed, more) = crate::terminal::listed(&st.warnings, " (`--json` lists all)");
-        for w in listed {
-            let _ = writeln!(o, "  {}", esc(&w.to_string()));
-        }
-        if let Some(m) = more {
-            let _ = writeln!(o, "  {m}");
+        for w in crate::terminal::listed(&st.warnings, " (`--json` lists all)") {
+            let _ = writeln!(o, "  {}", esc(&w));
         }
     }
     o
@@ -207,19 +199,11 @@ fn print_held_back(h: &Host) {
 /// Load problems and warnings on stderr, for the commands whose stdout is
 /// their answer (`tools`, `call`).
 fn print_load_notes(h: &Host) {
-    let (listed, more) = crate::terminal::listed(h.problems(), " (`wasmgate status --json` lists all)");
-    for p in listed {
-        eprintln!("{}", esc(&p.to_string()));
+    for p in crate::terminal::listed(h.problems(), " (`wasmgate status --json` lists all)") {
+        eprintln!("{}", esc(&p));
     }
-    if let Some(m) = more {
-        eprintln!("{m}");
-    }
-    let (listed, more) = crate::terminal::listed(h.warnings(), " (`wasmgate status --json` lists all)");
-    for w in listed {
-        eprintln!("warning: {}", esc(&w.to_string()));
-    }
-    if let Some(m) = more {
-        eprintln!("warning: {m}");
+    for w in crate::terminal::listed(h.warnings(), " (`wasmgate status --json` lists all)") {
+        eprintln!("warning: {}", esc(&w));
     }
 }
 

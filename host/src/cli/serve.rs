@@ -265,12 +265,8 @@ pub async fn run(mut host: HostOptions, args: &ServeArgs) -> anyhow::Result<u8> 
     // Bounded: a plugin's file of thousands of bad entries must not fill
     // the agent's MCP log.
     for list in [gw.host().problems(), gw.host().warnings()] {
-        let (listed, more) = crate::terminal::listed(list, " (`wasmgate status --json` lists all)");
-        for p in listed {
+        for p in crate::terminal::listed(list, " (`wasmgate status --json` lists all)") {
             tracing::warn!("{p}");
-        }
-        if let Some(m) = more {
-            tracing::warn!("{m}");
         }
     }
     let watch = tokio::spawn(gw.clone().watch());
