@@ -58,21 +58,17 @@ fn unescaped(s: &str) -> String {
     while let Some(i) = rest.find('\\') {
         out.push_str(&rest[..i]);
         let after = &rest[i + 1..];
-        let hex = |n: usize| {
+        // The `n` hex digits from byte `at` of what follows the backslash.
+        let hex = |at: usize, n: usize| {
             after
-                .get(1..=n)
+                .get(at..at + n)
                 .filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit()))
                 .and_then(|h| u32::from_str_radix(h, 16).ok())
         };
         let (c, used) = match after.chars().next() {
-            Some('u') => match hex(4) {
+            Some('u') => match hex(1, 4) {
                 // A surrogate pair: the low half follows as `\uXXXX`.
-                Some(hi @ 0xD800..=0xDBFF) => match after.get(5..7).filter(|p| *p == "\\u").and_then(|_| {
-                    after
-                        .get(7..11)
-                        .filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit()))
-                        .and_then(|h| u32::from_str_radix(h, 16).ok())
-                }) {
+                Some(hi @ 0xD800..=0xDBFF) => match hex(7, 4).filter(|_| after.get(5..7) == Some("\\u")) {
                     Some(lo @ 0xDC00..=0xDFFF) => {
                         (char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)), 11)
                     }
@@ -83,8 +79,8 @@ fn unescaped(s: &str) -> String {
                 Some(v) => (char::from_u32(v), 5),
                 None => (None, 0),
             },
-            Some('U') => (hex(8).and_then(char::from_u32), 9),
-            Some('x') => (hex(2).and_then(char::from_u32), 3),
+            Some('U') => (hex(1, 8).and_then(char::from_u32), 9),
+            Some('x') => (hex(1, 2).and_then(char::from_u32), 3),
             Some('n') => (Some('\n'), 1),
             Some('t') => (Some('\t'), 1),
             Some('r') => (Some('\r'), 1),
