@@ -380,9 +380,7 @@ impl Builder {
         if matches!(&res, Ok((_, fails)) if fails.is_empty()) && !renames.is_empty() {
             self.renames.insert(name.to_string(), renames.clone());
         }
-        let own: Vec<(&'static str, &'static str)> =
-            format.own_names().iter().map(|(o, ours)| (*ours, *o)).collect();
-        self.add_checked(ctx, name, res, &renames, &own);
+        self.add_checked(ctx, name, res, &renames, format.own_names());
     }
 
     /// A refused server's problems are every problem of its entry at once
@@ -390,16 +388,16 @@ impl Builder {
     /// convert is validated too, and the validator's problems at a field
     /// the conversion did not already name are added (with the user's own
     /// field names, `renames`). The server stays refused. A validator
-    /// problem of a field the format names otherwise (`own`: Goose's `cmd`
-    /// for `command`, whether or not the entry has it) counts as named
-    /// when the conversion named that field.
+    /// problem of a field the format names otherwise (`own_names`, each
+    /// `(own, ours)`: Goose's `cmd` for `command`, whether or not the
+    /// entry has it) counts as named when the conversion named that field.
     fn add_checked(
         &mut self,
         ctx: &ManifestContext,
         name: &str,
         res: Conversion,
         renames: &[(&'static str, &'static str)],
-        own: &[(&'static str, &'static str)],
+        own_names: &[(&'static str, &'static str)],
     ) {
         self.order.push(name.to_string());
         let (converted, fails) = match res {
@@ -440,15 +438,16 @@ impl Builder {
                 .any(|end| named.contains(&path[..end]))
         };
         let is_transport = |p: &str| ["command", "url", "app_endpoint"].contains(&p);
-        let ours: Vec<(&str, &str)> = own.iter().map(|(a, b)| (*b, *a)).collect();
+        // `own_path` maps a path by `(from, to)` pairs: ours to own, and back.
+        let to_own: Vec<(&str, &str)> = own_names.iter().map(|(own, ours)| (*ours, *own)).collect();
         let named_transport = named
             .iter()
-            .any(|n| is_transport(n) || own_path(n, &ours).is_some_and(|p| is_transport(&p)));
+            .any(|n| is_transport(n) || own_path(n, own_names).is_some_and(|p| is_transport(&p)));
         for mut e in more {
             if let Some(p) = own_path(&e.path, renames) {
                 e.path = p;
             }
-            let own_named = own_path(&e.path, own).is_some_and(|p| already(&p));
+            let own_named = own_path(&e.path, &to_own).is_some_and(|p| already(&p));
             // The transport fields are one rule (exactly one of them): the
             // conversion's word on any of them is its word on the rule.
             let transport_named = is_transport(&e.path) && named_transport;
