@@ -303,14 +303,7 @@ fn json_write(v: &Value, original: &str) -> Result<String, String> {
         let json = serde_json::to_string(v).map_err(|e| e.to_string())?;
         return Ok(format!("{bom}{json}{end}"));
     }
-    let indent: String = original
-        .lines()
-        .skip(1)
-        .find_map(|l| {
-            let ws: String = l.chars().take_while(|c| *c == ' ' || *c == '\t').collect();
-            (!ws.is_empty()).then_some(ws)
-        })
-        .unwrap_or_else(|| "  ".into());
+    let indent = super::json_edit::indent_unit(original);
     let mut out = Vec::new();
     let fmt = serde_json::ser::PrettyFormatter::with_indent(indent.as_bytes());
     let mut ser = serde_json::Serializer::with_formatter(&mut out, fmt);
@@ -329,10 +322,7 @@ fn jsonc_edit(
 ) -> Result<String, String> {
     // A byte order mark is kept as it was (the syntax tree has no place
     // for one).
-    let (bom, text) = match text.strip_prefix('\u{feff}') {
-        Some(rest) => ("\u{feff}", rest),
-        None => ("", text),
-    };
+    let (bom, text) = super::json_edit::split_bom(text);
     let root = if text.trim().is_empty() {
         super::vscode::parse_cst("{}\n")?
     } else {

@@ -98,16 +98,8 @@ struct Layout {
 
 impl Layout {
     fn of(body: &str) -> Layout {
-        let unit = body
-            .split(['\n', '\r'])
-            .skip(1)
-            .find_map(|l| {
-                let ws: String = l.chars().take_while(|c| *c == ' ' || *c == '\t').collect();
-                (!ws.is_empty()).then_some(ws)
-            })
-            .unwrap_or_else(|| "  ".into());
         Layout {
-            unit,
+            unit: indent_unit(body),
             nl: if body.contains("\r\n") {
                 "\r\n"
             } else if body.contains('\r') && !body.contains('\n') {
@@ -134,6 +126,18 @@ impl Layout {
         // the formatter's.
         Ok(s.replace('\n', &format!("{}{indent}", self.nl)))
     }
+}
+
+/// One indent step of `text`: its first indented line's whitespace, two
+/// spaces when it has none.
+pub(super) fn indent_unit(text: &str) -> String {
+    text.split(['\n', '\r'])
+        .skip(1)
+        .find_map(|l| {
+            let ws: String = l.chars().take_while(|c| *c == ' ' || *c == '\t').collect();
+            (!ws.is_empty()).then_some(ws)
+        })
+        .unwrap_or_else(|| "  ".into())
 }
 
 /// The whitespace that opens the line holding byte `pos` of `text`.
@@ -238,7 +242,8 @@ fn nested(rest: &[&str], entries: &[(&str, &Value)]) -> Value {
     Value::Mapping(m)
 }
 
-fn split_bom(text: &str) -> (&str, &str) {
+/// `text`'s byte order mark (or `""`) and the text after it.
+pub(super) fn split_bom(text: &str) -> (&str, &str) {
     match text.strip_prefix('\u{feff}') {
         Some(rest) => ("\u{feff}", rest),
         None => ("", text),
