@@ -189,6 +189,44 @@ impl Agent {
         }
         Value::Mapping(m)
     }
+
+    /// The entry to write over `existing` (one of ours, or none): setup's
+    /// own members of `fresh` (the program, its arguments, the transport,
+    /// Goose's `name`) set anew, its defaults ([`SET_ONCE`]) only where the
+    /// entry has none, and every other member the user added there (`env`,
+    /// `disabled`, `alwaysAllow`, `timeout`, …) kept where it stands, so
+    /// running `setup` again (after an upgrade moved the executable, with
+    /// other `--plugins`) loses none of them (`docs/mcp-client.md` §1.5).
+    fn refreshed(existing: Option<&Value>, fresh: Value) -> Value {
+        let (Some(Value::Mapping(old)), Value::Mapping(new)) = (existing, &fresh) else {
+            return fresh;
+        };
+        let mut m = old.clone();
+        for (k, v) in new {
+            let set_once = k.as_str().is_some_and(|k| SET_ONCE.contains(&k));
+            if !(set_once && m.contains_key(k)) {
+                m.insert(k.clone(), v.clone());
+            }
+        }
+        Value::Mapping(m)
+    }
+}
+
+/// Members `setup` writes only into a new entry: the user's own value
+/// (Goose's `enabled: false`, a longer `timeout`) outlives a second run.
+const SET_ONCE: &[&str] = &["enabled", "timeout", "description"];
+
+/// The member that turns `entry` off in its agent (`disabled: true` in
+/// Claude's, Cursor's and Windsurf's schema; `enabled: false` in Goose's
+/// and Codex's), if one does.
+fn turned_off(entry: &Value) -> Option<&'static str> {
+    if entry.get("disabled").and_then(Value::as_bool) == Some(true) {
+        Some("disabled: true")
+    } else if entry.get("enabled").and_then(Value::as_bool) == Some(false) {
+        Some("enabled: false")
+    } else {
+        None
+    }
 }
 
 /// Whether an entry was written by `setup`: its program is a `wasmgate`
@@ -448,9 +486,18 @@ pub fn run_setup(
             Ok(p) => p.to_string_lossy().into_owned(),
             Err(e) => return fail(format!("cannot find the wasmgate executable: {e}")),
         };
-        let entry = args
-            .agent
-            .entry(&exe, &serve_args(args.agent, plugins, config.map(|(c, _)| c)));
+        let entry = Agent::refreshed(
+            existing,
+            args.agent
+                .entry(&exe, &serve_args(args.agent, plugins, config.map(|(c, _)| c))),
+        );
+        if let Some(off) = turned_off(&entry) {
+            println!(
+                "note: the {ENTRY_NAME} entry is turned off in {} ({off}); \
+                 the agent will not start it until that is changed",
+                shown(&file)
+            );
+        }
         // `serve` refuses a named --plugins / --config that does not
         // exist or is of the wrong kind (exit 2), so the agent's entry
         // would fail at its start.

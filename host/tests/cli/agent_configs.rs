@@ -1128,6 +1128,98 @@ fn a_refused_servers_other_problems_are_named_with_it() {
     assert!(r.servers.is_empty());
 }
 
+/// Running `setup` again (other `--plugins`, a moved executable) sets its
+/// own members anew and keeps what the user added to or changed in the
+/// entry: `env`, `disabled`/`enabled`, `alwaysAllow`, Goose's `timeout`.
+#[test]
+fn setup_again_keeps_what_the_user_added_to_its_entry() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let (a, b) = (h.join("plugins-a"), h.join("plugins-b"));
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    let desktop = h.join("desktop.json");
+    let goose = h.join("goose.yaml");
+    let codex = h.join("codex.toml");
+    for (agent, file) in [
+        ("claude-desktop", &desktop),
+        ("goose", &goose),
+        ("codex", &codex),
+    ] {
+        let f = file.to_str().unwrap();
+        let o = wasmgate(
+            &[
+                "setup",
+                agent,
+                "--file",
+                f,
+                "--plugins",
+                a.to_str().unwrap(),
+            ],
+            h,
+        );
+        assert!(o.status.success(), "{agent}: {}", text(&o));
+        // The user's own members, as each agent's schema spells them.
+        let written = std::fs::read_to_string(file).unwrap();
+        let edited = match agent {
+            "claude-desktop" => written.replacen(
+                "\"args\"",
+                "\"disabled\": true,\n      \"alwaysAllow\": [\"tool_a\"],\n      \"env\": {\"RUST_LOG\": \"debug\"},\n      \"args\"",
+                1,
+            ),
+            "goose" => written
+                .replace("timeout: 300", "timeout: 900")
+                .replace("enabled: true", "enabled: false\n    env_keys: [RUST_LOG]"),
+            _ => format!("{written}\n[mcp_servers.wasmgate.env]\nRUST_LOG = \"debug\"\n"),
+        };
+        assert_ne!(edited, written, "{agent}: {written}");
+        std::fs::write(file, &edited).unwrap();
+        let o = wasmgate(
+            &[
+                "setup",
+                agent,
+                "--file",
+                f,
+                "--plugins",
+                b.to_str().unwrap(),
+            ],
+            h,
+        );
+        assert!(o.status.success(), "{agent}: {}", text(&o));
+        let after = std::fs::read_to_string(file).unwrap();
+        assert!(after.contains(b.to_str().unwrap()), "{agent}: {after}");
+        assert!(!after.contains(a.to_str().unwrap()), "{agent}: {after}");
+        let kept: &[&str] = match agent {
+            "claude-desktop" => &[
+                "\"disabled\": true",
+                "\"alwaysAllow\"",
+                "\"tool_a\"",
+                "\"RUST_LOG\": \"debug\"",
+            ],
+            "goose" => &["timeout: 900", "enabled: false", "env_keys:", "RUST_LOG"],
+            _ => &["[mcp_servers.wasmgate.env]", "RUST_LOG = \"debug\""],
+        };
+        for k in kept {
+            assert!(after.contains(k), "{agent}: {k} lost:\n{after}");
+        }
+        // A turned-off entry is said so; the others are not.
+        let off = text(&o).contains("entry is turned off");
+        assert_eq!(off, agent != "codex", "{agent}: {}", text(&o));
+        let o = wasmgate(
+            &[
+                "setup",
+                agent,
+                "--file",
+                f,
+                "--plugins",
+                b.to_str().unwrap(),
+            ],
+            h,
+        );
+        assert!(text(&o).contains("already set up"), "{agent}: {}", text(&o));
+    }
+}
+
 /// A long line of the agent's file (a config saved on one line) is shown
 /// by its head and tail in the printed diff, not printed whole.
 #[test]

@@ -420,20 +420,45 @@ fn toml_set(text: &str, path: &[&str], entries: &[(&str, &Value)]) -> Result<Str
             .and_then(toml_edit::Item::as_table_mut)
             .ok_or_else(|| format!("{} is not a table", path.join(".")))?;
     }
+    // What each entry there holds now, to leave its unchanged members (a
+    // user's `[mcp_servers.<id>.env]` table, its comments) as written.
+    let before = match cur.iter().any(|(k, _)| entries.iter().any(|(n, _)| *n == k)) {
+        true => Some(decode(text, Syntax::Toml)?),
+        false => None,
+    };
     for (name, entry) in entries {
         let Value::Mapping(m) = entry else {
             return Err("the entry must be a mapping".into());
         };
-        let mut t = toml_edit::Table::new();
-        for (k, v) in m {
-            t.insert(
-                &crate::validation::key_text(k),
-                toml_edit::Item::Value(toml_value(v)?),
-            );
-        }
-        match cur.get_mut(name) {
-            Some(old) => *old = toml_edit::Item::Table(t),
-            None => {
+        let old_members = before
+            .as_ref()
+            .and_then(|v| get(v, path, name))
+            .and_then(Value::as_mapping);
+        match (cur.get_mut(name).and_then(toml_edit::Item::as_table_like_mut), old_members) {
+            (Some(old), Some(was)) => {
+                let gone: Vec<String> = old
+                    .iter()
+                    .map(|(k, _)| k.to_string())
+                    .filter(|k| !m.contains_key(k.as_str()))
+                    .collect();
+                for k in gone {
+                    old.remove(&k);
+                }
+                for (k, v) in m {
+                    if was.get(k) != Some(v) {
+                        let item = toml_edit::Item::Value(toml_value(v)?);
+                        old.insert(&crate::validation::key_text(k), item);
+                    }
+                }
+            }
+            _ => {
+                let mut t = toml_edit::Table::new();
+                for (k, v) in m {
+                    t.insert(
+                        &crate::validation::key_text(k),
+                        toml_edit::Item::Value(toml_value(v)?),
+                    );
+                }
                 cur.insert(name, toml_edit::Item::Table(t));
             }
         }
@@ -756,6 +781,39 @@ mod tests {
         assert!(out.contains("[mcp_servers.wasmgate]"), "{out}");
         let back = remove_entry(&out, Syntax::Toml, &["mcp_servers"], "wasmgate").unwrap();
         assert_eq!(back.trim_end(), text.trim_end());
+    }
+
+    #[test]
+    fn a_toml_entry_set_again_changes_only_the_members_that_differ() {
+        // The user's comment on an unchanged member, and their own
+        // sub-table, stay as written; a changed member is set in place; a
+        // member the new entry lacks goes.
+        for text in [
+            "[mcp_servers.wasmgate]\ncommand = \"/bin/x\" # mine\nargs = [\"old\"]\nstale = 1\n\n[mcp_servers.wasmgate.env]\nK = \"v\" # keep\n",
+            "mcp_servers.wasmgate = { command = \"/bin/x\", args = [\"old\"], stale = 1, env = { K = \"v\" } }\n",
+        ] {
+            let was = get(&decode(text, Syntax::Toml).unwrap(), &["mcp_servers"], "wasmgate")
+                .cloned()
+                .unwrap();
+            let Value::Mapping(mut m) = was else { panic!() };
+            m.shift_remove("stale");
+            m.insert(
+                Value::String("args".into()),
+                Value::Sequence(vec![Value::String("serve".into())]),
+            );
+            let new = Value::Mapping(m);
+            let out = set_entry(text, Syntax::Toml, &["mcp_servers"], "wasmgate", &new).unwrap();
+            let back = get(&decode(&out, Syntax::Toml).unwrap(), &["mcp_servers"], "wasmgate")
+                .cloned();
+            assert_eq!(back.as_ref(), Some(&new), "{out}");
+            assert!(!out.contains("stale") && !out.contains("old"), "{out}");
+            if text.starts_with('[') {
+                assert!(out.contains("command = \"/bin/x\" # mine"), "{out}");
+                assert!(out.contains("[mcp_servers.wasmgate.env]\nK = \"v\" # keep"), "{out}");
+            } else {
+                assert_eq!(out.lines().count(), 1, "{out}");
+            }
+        }
     }
 
     #[test]
