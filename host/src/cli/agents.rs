@@ -3,7 +3,7 @@
 //! config read as wasmgate's, and one `wasmgate serve` entry added to (or
 //! removed from) an agent's own config file, with a backup and a diff.
 
-use super::diff::print_diff;
+use super::diff::{diff_text, print_diff};
 use super::file_secrets::{json_secrets, value_secrets};
 use crate::manifest::agents::edit::{self, Syntax};
 use crate::manifest::agents::{Places, decode_config};
@@ -427,30 +427,86 @@ fn shown(p: &Path) -> String {
     crate::terminal::line(&p.display().to_string()).into_owned()
 }
 
+/// What `setup` did, printed as text or (`--json`) as one JSON object.
+#[derive(Debug, Default, serde::Serialize)]
+struct SetupOutcome {
+    /// The agent's config file.
+    file: String,
+    /// `added`, `updated`, `removed`, `unchanged` (already set up) or
+    /// `none` (`--undo` with no entry to remove); `null` when setup failed
+    /// before it knew.
+    action: Option<&'static str>,
+    dry_run: bool,
+    /// Whether the file was written.
+    written: bool,
+    /// The copy of the old file, when one was kept.
+    backup: Option<String>,
+    /// The unified diff of the edit, redacted (or the line saying why it
+    /// is not shown: the file's secrets are too many to redact from it);
+    /// `null` when nothing changed.
+    diff: Option<String>,
+    notes: Vec<String>,
+    warnings: Vec<String>,
+    /// Why setup failed (exit 1); then nothing was written.
+    error: Option<String>,
+}
+
 /// Runs `wasmgate setup`; returns the exit code (0 done or nothing to do,
-/// 1 failed).
+/// 1 failed). With `json`, stdout is one JSON object ([`SetupOutcome`]);
+/// warnings and the error also go to stderr, as in text.
 pub fn run_setup(
+    args: &SetupArgs,
+    plugins: (&[PathBuf], &str),
+    config: Option<(&Path, &str)>,
+    json: bool,
+) -> u8 {
+    let mut out = SetupOutcome {
+        dry_run: args.dry_run,
+        ..SetupOutcome::default()
+    };
+    if let Err(m) = setup(args, plugins, config, &mut out) {
+        eprintln!("wasmgate setup: {}", crate::terminal::line(&m));
+        out.error = Some(m);
+    }
+    if json {
+        let text = serde_json::to_string_pretty(&out).unwrap_or_else(|_| "{}".into());
+        println!("{}", crate::terminal::json_text(text));
+    } else {
+        for n in &out.notes {
+            println!("{}", crate::terminal::line(n));
+        }
+        if let Some(d) = &out.diff {
+            print!("{d}");
+        }
+        match out.action {
+            _ if out.error.is_some() => {}
+            Some("none") => println!("{}: has no {ENTRY_NAME} entry; nothing to undo", out.file),
+            Some("unchanged") => println!("{}: already set up; nothing changed", out.file),
+            _ if out.dry_run => println!("(dry run: {} not written)", out.file),
+            _ => match &out.backup {
+                Some(b) => println!("wrote {} (backup: {b})", out.file),
+                None => println!("wrote {}", out.file),
+            },
+        }
+    }
+    u8::from(out.error.is_some())
+}
+
+/// The work of [`run_setup`], recorded in `out`; the error is the line to
+/// print after `wasmgate setup: `.
+fn setup(
     args: &SetupArgs,
     (plugins, plugins_label): (&[PathBuf], &str),
     config: Option<(&Path, &str)>,
-) -> u8 {
+    out: &mut SetupOutcome,
+) -> Result<(), String> {
     let Some((default_file, syntax, servers)) = args.agent.target() else {
-        eprintln!("wasmgate setup: no home folder (HOME is not set)");
-        return 1;
+        return Err("no home folder (HOME is not set)".into());
     };
     let file = args.file.clone().unwrap_or(default_file);
-    let fail = |m: String| {
-        eprintln!(
-            "wasmgate setup: {}: {}",
-            shown(&file),
-            crate::terminal::line(&m)
-        );
-        1
-    };
-    let old = match read_text(&file) {
-        Ok(t) => t,
-        Err(m) => return fail(m),
-    };
+    out.file = shown(&file);
+    let fail = |m: String| format!("{}: {}", shown(&file), m);
+    let old = read_text(&file).map_err(fail)?;
     let text = old.as_deref().unwrap_or_default();
     // The entry there and the secrets to redact from the diff; a JSON file
     // (`~/.claude.json`, tens of megabytes of history) is not built whole.
@@ -462,41 +518,37 @@ pub fn run_setup(
             (e, value_secrets(&v))
         }),
     };
-    let (existing, secrets) = match current {
-        Ok(c) => c,
-        Err(m) => return fail(m),
-    };
+    let (existing, secrets) = current.map_err(fail)?;
     let existing = existing.as_ref();
     if existing.is_some_and(|e| !is_ours(e)) {
-        return fail(format!(
+        return Err(fail(format!(
             "already has an entry named {ENTRY_NAME} that does not run `wasmgate serve`; it is left as it is"
-        ));
+        )));
     }
     let new = if args.undo {
         if existing.is_none() {
-            println!(
-                "{}: has no {ENTRY_NAME} entry; nothing to undo",
-                shown(&file)
-            );
-            return 0;
+            out.action = Some("none");
+            return Ok(());
         }
+        out.action = Some("removed");
         edit::remove_entry(text, syntax, servers, ENTRY_NAME)
     } else {
-        let exe = match std::env::current_exe().and_then(std::fs::canonicalize) {
-            Ok(p) => p.to_string_lossy().into_owned(),
-            Err(e) => return fail(format!("cannot find the wasmgate executable: {e}")),
-        };
+        let exe = std::env::current_exe()
+            .and_then(std::fs::canonicalize)
+            .map_err(|e| fail(format!("cannot find the wasmgate executable: {e}")))?
+            .to_string_lossy()
+            .into_owned();
         let entry = Agent::refreshed(
             existing,
             args.agent
                 .entry(&exe, &serve_args(args.agent, plugins, config.map(|(c, _)| c))),
         );
         if let Some(off) = turned_off(&entry) {
-            println!(
+            out.notes.push(format!(
                 "note: the {ENTRY_NAME} entry is turned off in {} ({off}); \
                  the agent will not start it until that is changed",
-                shown(&file)
-            );
+                out.file
+            ));
         }
         // `serve` refuses a named --plugins / --config that does not
         // exist or is of the wrong kind (exit 2), so the agent's entry
@@ -509,11 +561,11 @@ pub fn run_setup(
             // Config files are text: a path that is not UTF-8 would be
             // written as another path (U+FFFD for each bad byte).
             if p.to_str().is_none() {
-                return fail(format!(
+                return Err(fail(format!(
                     "{flag} {} is not UTF-8 and cannot be written into the agent's config; \
                      use a folder whose path is",
                     shown(p)
-                ));
+                )));
             }
             let why = match std::fs::metadata(p) {
                 Err(_) => "does not exist",
@@ -521,9 +573,8 @@ pub fn run_setup(
                 Ok(m) if !folder && m.is_dir() => "is a folder, not a YAML file",
                 Ok(_) => continue,
             };
-            eprintln!(
-                "wasmgate setup: warning: {flag} {} {why}; `wasmgate serve` refuses to start \
-                 until it is fixed{}",
+            let w = format!(
+                "{flag} {} {why}; `wasmgate serve` refuses to start until it is fixed{}",
                 crate::terminal::line(&crate::terminal::cut_chars(&p.display().to_string(), 512)),
                 if folder {
                     " (create the folder, or add a plugin to it with `wasmgate plugin add`)"
@@ -531,34 +582,27 @@ pub fn run_setup(
                     ""
                 }
             );
+            eprintln!("wasmgate setup: warning: {w}");
+            out.warnings.push(w);
         }
         if existing == Some(&entry) {
-            println!("{}: already set up; nothing changed", shown(&file));
-            return 0;
+            out.action = Some("unchanged");
+            return Ok(());
         }
+        out.action = Some(if existing.is_some() { "updated" } else { "added" });
         edit::set_entry(text, syntax, servers, ENTRY_NAME, &entry)
     };
-    let new = match new.and_then(|t| fits(&t).map(|()| t)) {
-        Ok(t) => t,
-        Err(m) => return fail(m),
-    };
+    let new = new.and_then(|t| fits(&t).map(|()| t)).map_err(fail)?;
     // A changed line of the file (a one-line file, a neighbour given its
     // comma) may hold secrets: redacted like every printed value
     // (docs/mcp-client.md §4).
-    print_diff(&file, text, &new, secrets, &crate::secret::redact_patterns);
+    out.diff = Some(diff_text(&file, text, &new, secrets, &crate::secret::redact_patterns));
     if args.dry_run {
-        println!("(dry run: {} not written)", shown(&file));
-        return 0;
+        return Ok(());
     }
-    match write_with_backup(&file, old.as_deref(), &new) {
-        Ok(Some(b)) => println!("wrote {} (backup: {})", shown(&file), shown(&b)),
-        Ok(None) => println!("wrote {}", shown(&file)),
-        Err(m) => {
-            eprintln!("wasmgate setup: {}", crate::terminal::line(&m));
-            return 1;
-        }
-    }
-    0
+    out.backup = write_with_backup(&file, old.as_deref(), &new)?.map(|b| shown(&b));
+    out.written = true;
+    Ok(())
 }
 
 /// Runs `wasmgate import`: prints the servers of `args.file` as a

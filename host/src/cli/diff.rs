@@ -6,23 +6,27 @@
 
 use std::path::Path;
 
-/// Prints the diff of an edit of `path`, each line redacted of `secrets`
-/// and then by `then`. A file whose secrets come to more than
+/// Prints [`diff_text`].
+pub(super) fn print_diff(path: &Path, old: &str, new: &str, secrets: Vec<String>, then: &dyn Fn(&str) -> String) {
+    print!("{}", diff_text(path, old, new, secrets, then));
+}
+
+/// The diff of an edit of `path`, each line redacted of `secrets` and then
+/// by `then`. A file whose secrets come to more than
 /// [`crate::secret::REDACTABLE_MAX_BYTES`] gets a line saying the diff is
 /// not shown instead: finding that many in the changed lines would take
 /// gigabytes or minutes (a file of 1.5 million short secrets).
-pub(super) fn print_diff(path: &Path, old: &str, new: &str, secrets: Vec<String>, then: &dyn Fn(&str) -> String) {
+pub(super) fn diff_text(path: &Path, old: &str, new: &str, secrets: Vec<String>, then: &dyn Fn(&str) -> String) -> String {
     let total: usize = secrets.iter().map(String::len).sum();
     if total > crate::secret::REDACTABLE_MAX_BYTES {
-        println!(
+        return format!(
             "(the diff of {} is not shown: the file holds {total} bytes of secrets, more than \
-             wasmgate redacts from a diff)",
+             wasmgate redacts from a diff)\n",
             crate::terminal::line(&path.display().to_string())
         );
-        return;
     }
     let redactor = crate::secret::Redactor::with_secrets(Vec::new(), secrets);
-    print!("{}", shown_diff(path, old, new, &|l| then(&redactor.redact_secrets(l))));
+    shown_diff(path, old, new, &|l| then(&redactor.redact_secrets(l)))
 }
 
 /// `line` redacted by `redact`; a line with escapes (`"s\u0065cret"`, as

@@ -261,6 +261,7 @@ fn run(cli: Cli) -> u8 {
                 args,
                 (&plugins, label),
                 config.as_ref().map(|(p, label)| (p.as_path(), *label)),
+                cli.json,
             )
         }
         Command::Availability { path, host } => match plugin_file_of(path) {

@@ -1220,6 +1220,100 @@ fn setup_again_keeps_what_the_user_added_to_its_entry() {
     }
 }
 
+/// `setup --json` prints one JSON object: what it did, the redacted diff,
+/// the warnings and notes, or the error (exit 1).
+#[test]
+fn setup_json_says_what_it_did_in_one_object() {
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path();
+    let plugins = h.join("plugins");
+    std::fs::create_dir_all(&plugins).unwrap();
+    let file = h.join("one-line.json");
+    // A neighbour's secret on the same (only) line as the edit.
+    let secret = "sk-live-0123456789abcdefXYZ";
+    std::fs::write(
+        &file,
+        format!("{{\"mcpServers\":{{\"db\":{{\"command\":\"db\",\"env\":{{\"API_TOKEN\":\"{secret}\"}}}}}}}}\n"),
+    )
+    .unwrap();
+    let f = file.to_str().unwrap();
+    let p = plugins.to_str().unwrap();
+    let run = |args: &[&str]| {
+        let o = wasmgate(args, h);
+        let v: serde_json::Value =
+            serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&o)));
+        (o.status.code(), v, text(&o))
+    };
+    let (code, v, all) = run(&[
+        "setup",
+        "cursor",
+        "--json",
+        "--file",
+        f,
+        "--plugins",
+        p,
+        "--dry-run",
+    ]);
+    assert_eq!(code, Some(0), "{all}");
+    assert_eq!(v["action"], "added", "{all}");
+    assert_eq!(
+        (v["dry_run"].as_bool(), v["written"].as_bool()),
+        (Some(true), Some(false))
+    );
+    let diff = v["diff"].as_str().unwrap();
+    assert!(
+        diff.contains("[REDACTED]") && diff.contains("wasmgate"),
+        "{diff}"
+    );
+    assert!(!all.contains(secret), "{all}");
+    let (code, v, all) = run(&["setup", "cursor", "--json", "--file", f, "--plugins", p]);
+    assert_eq!(
+        (code, v["action"].as_str()),
+        (Some(0), Some("added")),
+        "{all}"
+    );
+    assert_eq!(v["written"], true, "{all}");
+    let backup = v["backup"].as_str().unwrap();
+    assert!(Path::new(backup).exists(), "{all}");
+    let (_, v, all) = run(&["setup", "cursor", "--json", "--file", f, "--plugins", p]);
+    assert_eq!(v["action"], "unchanged", "{all}");
+    assert!(v["diff"].is_null(), "{all}");
+    // Another folder that is not there: updated, with a warning.
+    let missing = h.join("missing");
+    let (_, v, all) = run(&[
+        "setup",
+        "cursor",
+        "--json",
+        "--file",
+        f,
+        "--plugins",
+        missing.to_str().unwrap(),
+    ]);
+    assert_eq!(v["action"], "updated", "{all}");
+    assert!(
+        v["warnings"][0]
+            .as_str()
+            .unwrap()
+            .contains("does not exist"),
+        "{all}"
+    );
+    let (_, v, all) = run(&["setup", "cursor", "--json", "--file", f, "--undo"]);
+    assert_eq!(v["action"], "removed", "{all}");
+    let (_, v, all) = run(&["setup", "cursor", "--json", "--file", f, "--undo"]);
+    assert_eq!(v["action"], "none", "{all}");
+    // A file that is not JSON: the error, exit 1, nothing written.
+    let bad = h.join("bad.json");
+    std::fs::write(&bad, "{").unwrap();
+    let (code, v, all) = run(&["setup", "cursor", "--json", "--file", bad.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{all}");
+    assert!(v["action"].is_null(), "{all}");
+    assert!(
+        v["error"].as_str().unwrap().contains("is not valid JSON"),
+        "{all}"
+    );
+    assert_eq!(std::fs::read_to_string(&bad).unwrap(), "{");
+}
+
 /// A long line of the agent's file (a config saved on one line) is shown
 /// by its head and tail in the printed diff, not printed whole.
 #[test]
