@@ -337,12 +337,44 @@ pub(crate) fn decode_json_pruned(text: &str, keep: Keep) -> Result<Value, String
     Pruned(keep)
         .deserialize(&mut de)
         .and_then(|v| de.end().map(|()| v))
-        .map_err(|e| {
-            format!(
-                "is not valid JSON: {}",
-                crate::secret::redact_patterns(&e.to_string())
-            )
-        })
+        .map_err(|e| not_json(&text, &text, &e))
+}
+
+/// `is not valid JSON: <serde_json's words>` for `e`, an error in `part`
+/// (a slice of `text`, or `text` itself), redacted (the words may quote a
+/// key), with its place as a person counts it in `text`: the line of the
+/// whole text and the column in characters (serde_json counts the bytes of
+/// what it was given).
+pub(crate) fn not_json(text: &str, part: &str, e: &serde_json::Error) -> String {
+    let words = e.to_string();
+    let placed = format!(" at line {} column {}", e.line(), e.column());
+    let said = match words.strip_suffix(&placed) {
+        Some(what) if e.line() > 0 => {
+            let base = (part.as_ptr() as usize)
+                .checked_sub(text.as_ptr() as usize)
+                .filter(|b| b + part.len() <= text.len())
+                .unwrap_or(0);
+            let line_start = match e.line() {
+                1 => 0,
+                n => memchr::memchr_iter(b'\n', part.as_bytes())
+                    .nth(n - 2)
+                    .map_or(part.len(), |i| i + 1),
+            };
+            let mut end = (base + line_start + e.column()).min(text.len());
+            while !text.is_char_boundary(end) {
+                end += 1;
+            }
+            let before = &text[..end];
+            let line = memchr::memchr_iter(b'\n', before.as_bytes()).count() + 1;
+            let column = before.rsplit('\n').next().unwrap_or("").chars().count();
+            format!("{what} at line {line} column {column}")
+        }
+        _ => words,
+    };
+    format!(
+        "is not valid JSON: {}",
+        crate::secret::redact_patterns(&said)
+    )
 }
 
 /// `text` with every `\u` escape of a lone UTF-16 surrogate made
@@ -999,6 +1031,26 @@ fn extension_entry(d: &Value) -> Result<(Option<Value>, Option<Value>), Problem>
 #[cfg(test)]
 mod tests {
     use super::decode_yaml;
+
+    #[test]
+    fn a_json_error_is_placed_in_characters_of_the_whole_text() {
+        // The same mistake after ASCII and after two-byte characters: the
+        // same column, as an editor counts it.
+        let ascii = super::decode_json("{\n  \"eeee\": 1,\n}").unwrap_err();
+        let wide = super::decode_json("{\n  \"éééé\": 1,\n}").unwrap_err();
+        assert!(ascii.ends_with("at line 3 column 1"), "{ascii}");
+        assert_eq!(ascii, wide);
+        let ascii = super::decode_json("{\"eeee\": tru}").unwrap_err();
+        let wide = super::decode_json("{\"日本語\": tru}").unwrap_err();
+        assert!(ascii.ends_with("line 1 column 13"), "{ascii}");
+        assert!(wide.ends_with("line 1 column 12"), "{wide}");
+        // A part of a text: its line and column in the whole.
+        let whole = "{\n  \"a\": {\n    \"é\": 1, \"é\": 2\n  }\n}";
+        let inner = &whole[whole.find("{\n    ").unwrap()..];
+        let e = serde_json::from_str::<serde_json::Value>(inner).unwrap_err();
+        let said = super::not_json(whole, inner, &e);
+        assert!(said.contains("at line 5 column 1"), "{said} ({e})");
+    }
     use crate::document::Value;
 
     #[test]

@@ -14,6 +14,7 @@
 use crate::document::{Mapping, Value};
 use serde::de::{self, Deserializer as _};
 use serde_json::value::RawValue;
+use super::super::load::not_json;
 
 /// An object's members: each key (unescaped) and its value's text, a
 /// slice of the file.
@@ -26,18 +27,11 @@ enum Node<'a> {
     Other,
 }
 
-/// The message of a file `serde_json` refuses (as `decode_json` words it).
-fn not_json(e: &serde_json::Error) -> String {
-    format!(
-        "is not valid JSON: {}",
-        crate::secret::redact_patterns(&e.to_string())
-    )
-}
-
-/// Reads the value `raw` (a slice of the file, no outer whitespace): an
-/// object's members, unbuilt, or what else it is. A key given twice on
-/// the path is refused, as the decoder refuses it.
-fn node(raw: &str) -> Result<Node<'_>, String> {
+/// Reads the value `raw` (a slice of the file's text `whole`, no outer
+/// whitespace): an object's members, unbuilt, or what else it is. A key
+/// given twice on the path is refused, as the decoder refuses it, at its
+/// place in `whole`.
+fn node<'a>(whole: &str, raw: &'a str) -> Result<Node<'a>, String> {
     if raw == "null" {
         return Ok(Node::Null);
     }
@@ -67,15 +61,15 @@ fn node(raw: &str) -> Result<Node<'_>, String> {
     let m = de
         .deserialize_map(Visit)
         .and_then(|m| de.end().map(|()| m))
-        .map_err(|e| not_json(&e))?;
+        .map_err(|e| not_json(whole, raw, &e))?;
     Ok(Node::Object(m))
 }
 
 /// Why the top-level value `raw` is refused: not JSON at all (a second
 /// byte order mark, a stray word), or JSON that is no object.
-fn not_a_mapping(raw: &str) -> String {
+fn not_a_mapping(whole: &str, raw: &str) -> String {
     match serde_json::from_str::<de::IgnoredAny>(raw) {
-        Err(e) => not_json(&e),
+        Err(e) => not_json(whole, raw, &e),
         Ok(_) => "is not a mapping at its top level".into(),
     }
 }
@@ -274,17 +268,18 @@ pub(super) fn entry(text: &str, path: &[&str], name: &str) -> Result<Option<Valu
         return Ok(None);
     }
     let view = readable(body);
-    let top = root(&view)?;
-    let mut ms = match node(top)? {
+    let body: &str = &view;
+    let top = root(body)?;
+    let mut ms = match node(body, top)? {
         Node::Object(ms) => ms,
         Node::Null => return Ok(None),
-        Node::Other => return Err(not_a_mapping(top)),
+        Node::Other => return Err(not_a_mapping(body, top)),
     };
     for p in path {
         let Some(raw) = find(&ms, p) else {
             return Ok(None);
         };
-        match node(raw)? {
+        match node(body, raw)? {
             Node::Object(inner) => ms = inner,
             Node::Null | Node::Other => return Ok(None),
         }
@@ -317,10 +312,10 @@ pub(super) fn set_entries(
     let layout = Layout::of(body);
     let top = root(body)?;
     let mut obj = top;
-    let mut ms = match node(top)? {
+    let mut ms = match node(body, top)? {
         Node::Object(ms) => ms,
         Node::Null => return Ok(None),
-        Node::Other => return Err(not_a_mapping(top)),
+        Node::Other => return Err(not_a_mapping(body, top)),
     };
     let mut splices: Vec<Splice> = Vec::new();
     let mut done = false;
@@ -331,7 +326,7 @@ pub(super) fn set_entries(
             done = true;
             break;
         };
-        match node(raw)? {
+        match node(body, raw)? {
             Node::Object(inner) => {
                 obj = raw;
                 ms = inner;
@@ -388,14 +383,14 @@ pub(super) fn remove_entry(text: &str, path: &[&str], name: &str) -> Result<Stri
     let body: &str = &view;
     let top = root(body)?;
     let mut obj = top;
-    let mut ms = match node(top)? {
+    let mut ms = match node(body, top)? {
         Node::Object(ms) => ms,
         Node::Null => return Err(missing()),
-        Node::Other => return Err(not_a_mapping(top)),
+        Node::Other => return Err(not_a_mapping(body, top)),
     };
     for p in path {
         let raw = find(&ms, p).ok_or_else(missing)?;
-        match node(raw)? {
+        match node(body, raw)? {
             Node::Object(inner) => {
                 obj = raw;
                 ms = inner;
@@ -458,12 +453,12 @@ fn same_except(
     set: &[(&str, &Value)],
     removed: Option<&str>,
 ) -> Result<bool, String> {
-    let bm = match before.map(node).transpose()? {
+    let bm = match before.map(|b| node(b, b)).transpose()? {
         Some(Node::Object(m)) => m,
         None | Some(Node::Null) => Vec::new(),
         Some(Node::Other) => return Ok(false),
     };
-    let Node::Object(am) = node(after)? else {
+    let Node::Object(am) = node(after, after)? else {
         return Ok(false);
     };
     let skipped = |k: &str| match path.first() {
@@ -500,6 +495,18 @@ mod tests {
 
     fn ours() -> Value {
         yaml_serde::from_str("{command: /bin/wasmgate, args: [serve]}").unwrap()
+    }
+
+    #[test]
+    fn a_key_given_twice_deep_in_the_file_is_placed_in_the_file() {
+        let text = "\n{\n  \"x\": \"ééé\",\n  \"mcpServers\": {\n    \"a\": {},\n    \"a\": {}\n  }\n}\n";
+        for e in [
+            entry(text, &["mcpServers"], "wasmgate").unwrap_err(),
+            set_entries(text, &["mcpServers"], &[("wasmgate", &ours())]).unwrap_err(),
+            remove_entry(text, &["mcpServers"], "a").unwrap_err(),
+        ] {
+            assert!(e.contains("duplicate entry with key \"a\" at line 6 column 7"), "{e}");
+        }
     }
 
     fn set(text: &str, path: &[&str]) -> String {
