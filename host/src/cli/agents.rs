@@ -192,8 +192,9 @@ impl Agent {
 
     /// The entry to write over `existing` (one of ours, or none): setup's
     /// own members of `fresh` (the program, its arguments, the transport,
-    /// Goose's `name`) set anew, its defaults ([`SET_ONCE`]) only where the
-    /// entry has none, and every other member the user added there (`env`,
+    /// Goose's `name`) set anew, another transport's address
+    /// ([`OTHER_TRANSPORT`]) dropped, its defaults ([`SET_ONCE`]) only where
+    /// the entry has none, and every other member the user added there (`env`,
     /// `disabled`, `alwaysAllow`, `timeout`, …) kept where it stands, so
     /// running `setup` again (after an upgrade moved the executable, with
     /// other `--plugins`) loses none of them (`docs/mcp-client.md` §1.5).
@@ -202,6 +203,9 @@ impl Agent {
             return fresh;
         };
         let mut m = old.clone();
+        // Another transport's address beside `command` would make the
+        // entry ambiguous (Goose refuses `cmd` with `uri`).
+        m.retain(|k, _| !k.as_str().is_some_and(|k| OTHER_TRANSPORT.contains(&k)));
         for (k, v) in new {
             let set_once = k.as_str().is_some_and(|k| SET_ONCE.contains(&k));
             if !(set_once && m.contains_key(k)) {
@@ -211,6 +215,10 @@ impl Agent {
         Value::Mapping(m)
     }
 }
+
+/// Members naming a remote server's address, in the agents' schemas;
+/// dropped from an entry `setup` writes again, which runs a command.
+const OTHER_TRANSPORT: &[&str] = &["url", "uri", "httpUrl", "serverUrl", "headers"];
 
 /// Members `setup` writes only into a new entry: the user's own value
 /// (Goose's `enabled: false`, a longer `timeout`) outlives a second run.

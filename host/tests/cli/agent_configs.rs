@@ -1164,7 +1164,7 @@ fn setup_again_keeps_what_the_user_added_to_its_entry() {
         let edited = match agent {
             "claude-desktop" => written.replacen(
                 "\"args\"",
-                "\"disabled\": true,\n      \"alwaysAllow\": [\"tool_a\"],\n      \"env\": {\"RUST_LOG\": \"debug\"},\n      \"args\"",
+                "\"disabled\": true,\n      \"alwaysAllow\": [\"tool_a\"],\n      \"env\": {\"RUST_LOG\": \"debug\"},\n      \"url\": \"http://127.0.0.1:1/mcp\",\n      \"args\"",
                 1,
             ),
             "goose" => written
@@ -1188,6 +1188,8 @@ fn setup_again_keeps_what_the_user_added_to_its_entry() {
         assert!(o.status.success(), "{agent}: {}", text(&o));
         let after = std::fs::read_to_string(file).unwrap();
         assert!(after.contains(b.to_str().unwrap()), "{agent}: {after}");
+        // Another transport's address is dropped: the entry runs a command.
+        assert!(!after.contains("127.0.0.1:1"), "{agent}: {after}");
         assert!(!after.contains(a.to_str().unwrap()), "{agent}: {after}");
         let kept: &[&str] = match agent {
             "claude-desktop" => &[
