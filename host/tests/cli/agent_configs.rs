@@ -1147,18 +1147,22 @@ fn setup_again_keeps_what_the_user_added_to_its_entry() {
         ("codex", &codex),
     ] {
         let f = file.to_str().unwrap();
-        let o = wasmgate(
-            &[
-                "setup",
-                agent,
-                "--file",
-                f,
-                "--plugins",
-                a.to_str().unwrap(),
-            ],
-            h,
-        );
-        assert!(o.status.success(), "{agent}: {}", text(&o));
+        let setup = |plugins: &Path| {
+            let o = wasmgate(
+                &[
+                    "setup",
+                    agent,
+                    "--file",
+                    f,
+                    "--plugins",
+                    plugins.to_str().unwrap(),
+                ],
+                h,
+            );
+            assert!(o.status.success(), "{agent}: {}", text(&o));
+            o
+        };
+        setup(&a);
         // The user's own members, as each agent's schema spells them.
         let written = std::fs::read_to_string(file).unwrap();
         let edited = match agent {
@@ -1174,18 +1178,7 @@ fn setup_again_keeps_what_the_user_added_to_its_entry() {
         };
         assert_ne!(edited, written, "{agent}: {written}");
         std::fs::write(file, &edited).unwrap();
-        let o = wasmgate(
-            &[
-                "setup",
-                agent,
-                "--file",
-                f,
-                "--plugins",
-                b.to_str().unwrap(),
-            ],
-            h,
-        );
-        assert!(o.status.success(), "{agent}: {}", text(&o));
+        let o = setup(&b);
         let after = std::fs::read_to_string(file).unwrap();
         assert!(after.contains(b.to_str().unwrap()), "{agent}: {after}");
         // Another transport's address is dropped: the entry runs a command.
@@ -1207,17 +1200,7 @@ fn setup_again_keeps_what_the_user_added_to_its_entry() {
         // A turned-off entry is said so; the others are not.
         let off = text(&o).contains("entry is turned off");
         assert_eq!(off, agent != "codex", "{agent}: {}", text(&o));
-        let o = wasmgate(
-            &[
-                "setup",
-                agent,
-                "--file",
-                f,
-                "--plugins",
-                b.to_str().unwrap(),
-            ],
-            h,
-        );
+        let o = setup(&b);
         assert!(text(&o).contains("already set up"), "{agent}: {}", text(&o));
     }
 }
