@@ -438,7 +438,7 @@ fn shown(p: &Path) -> String {
 /// What `setup` did, printed as text or (`--json`) as one JSON object.
 #[derive(Debug, Default, serde::Serialize)]
 struct SetupOutcome {
-    /// The agent's config file.
+    /// The agent's config file, as given (text output escapes it).
     file: String,
     /// `added`, `updated`, `removed`, `unchanged` (already set up) or
     /// `none` (`--undo` with no entry to remove); `null` when setup failed
@@ -486,14 +486,15 @@ pub fn run_setup(
         if let Some(d) = &out.diff {
             print!("{d}");
         }
+        let file = crate::terminal::line(&out.file);
         match out.action {
             _ if out.error.is_some() => {}
-            Some("none") => println!("{}: has no {ENTRY_NAME} entry; nothing to undo", out.file),
-            Some("unchanged") => println!("{}: already set up; nothing changed", out.file),
-            _ if out.dry_run => println!("(dry run: {} not written)", out.file),
+            Some("none") => println!("{file}: has no {ENTRY_NAME} entry; nothing to undo"),
+            Some("unchanged") => println!("{file}: already set up; nothing changed"),
+            _ if out.dry_run => println!("(dry run: {file} not written)"),
             _ => match &out.backup {
-                Some(b) => println!("wrote {} (backup: {b})", out.file),
-                None => println!("wrote {}", out.file),
+                Some(b) => println!("wrote {file} (backup: {})", crate::terminal::line(b)),
+                None => println!("wrote {file}"),
             },
         }
     }
@@ -512,7 +513,7 @@ fn setup(
         return Err("no home folder (HOME is not set)".into());
     };
     let file = args.file.clone().unwrap_or(default_file);
-    out.file = shown(&file);
+    out.file = file.display().to_string();
     let fail = |m: String| format!("{}: {}", shown(&file), m);
     let old = read_text(&file).map_err(fail)?;
     let text = old.as_deref().unwrap_or_default();
@@ -608,7 +609,7 @@ fn setup(
     if args.dry_run {
         return Ok(());
     }
-    out.backup = write_with_backup(&file, old.as_deref(), &new)?.map(|b| shown(&b));
+    out.backup = write_with_backup(&file, old.as_deref(), &new)?.map(|b| b.display().to_string());
     out.written = true;
     Ok(())
 }
