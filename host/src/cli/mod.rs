@@ -103,7 +103,8 @@ pub enum Command {
     /// (docs/mcp-client.md §1.4).
     Import(agents::ImportArgs),
     /// Add the one `wasmgate serve` entry to an agent's user config (with
-    /// a backup and a diff); `--undo` removes exactly it (docs/mcp-client.md §1.5).
+    /// a backup and a diff; run again, it keeps what you added to the
+    /// entry); `--undo` removes exactly it (docs/mcp-client.md §1.5).
     Setup(agents::SetupArgs),
     /// Review, install, approve and remove plugins (the plugin lock,
     /// `<user config dir>/wasmgate/plugins.lock`; docs/security.md).
