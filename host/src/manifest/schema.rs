@@ -121,6 +121,31 @@ impl ManifestContext {
         }
     }
 
+    /// The value of the variable `var` that the `*_env` key at `at` (a
+    /// field path) names: `None` with a problem reported when `plugin` was
+    /// not granted it or it is unset or empty. The value itself is never
+    /// quoted in a problem.
+    fn credential_env(
+        &self,
+        plugin: Option<&str>,
+        var: &str,
+        at: &str,
+        bad: &mut Cursor<'_>,
+    ) -> Option<String> {
+        if !self.may_read_env(plugin, var) {
+            bad.report_at(
+                at,
+                format!("names '{var}', a variable this plugin was not granted (env_grants)"),
+            );
+            return None;
+        }
+        let value = self.env.get(var).filter(|v| !v.is_empty()).cloned();
+        if value.is_none() {
+            bad.report_at(at, format!("names '{var}', which is not set in the environment"));
+        }
+        value
+    }
+
     fn is_plugin(&self) -> bool {
         matches!(self.env_access, EnvAccess::Plugin(_))
     }
@@ -1113,23 +1138,15 @@ fn parse_oauth(
     // value itself is never quoted in an error.
     let from_env = |key: &str, bad: &mut Cursor<'_>| {
         let var = text(key, bad)?;
+        let at = format!("oauth.{key}");
+        let value = ctx.credential_env(plugin, &var, &at, bad);
+        // Not granted: that problem alone, as before the value is read.
         if !ctx.may_read_env(plugin, &var) {
-            bad.report_at(
-                &format!("oauth.{key}"),
-                format!("names '{var}', a variable this plugin was not granted (env_grants)"),
-            );
             return None;
-        }
-        let value = ctx.env.get(&var).filter(|v| !v.is_empty()).cloned();
-        if value.is_none() {
-            bad.report_at(
-                &format!("oauth.{key}"),
-                format!("names '{var}', which is not set in the environment"),
-            );
         }
         if !has_client_id {
             bad.report_at(
-                &format!("oauth.{key}"),
+                &at,
                 "needs oauth.client_id (a credential belongs to a pre-registered client)",
             );
         }
@@ -1345,21 +1362,7 @@ fn parse_idp(
     };
     let from_env = |key: &str, needed: bool, bad: &mut Cursor<'_>| {
         let var = text(key, needed, bad)?;
-        if !ctx.may_read_env(plugin, &var) {
-            bad.report_at(
-                &format!("oauth.idp.{key}"),
-                format!("names '{var}', a variable this plugin was not granted (env_grants)"),
-            );
-            return None;
-        }
-        let value = ctx.env.get(&var).filter(|v| !v.is_empty()).cloned();
-        if value.is_none() {
-            bad.report_at(
-                &format!("oauth.idp.{key}"),
-                format!("names '{var}', which is not set in the environment"),
-            );
-        }
-        value
+        ctx.credential_env(plugin, &var, &format!("oauth.idp.{key}"), bad)
     };
     let issuer = endpoint("issuer", bad);
     let token_endpoint = endpoint("token_endpoint", bad);
