@@ -231,10 +231,7 @@ pub fn remove_entry(
     let out = match syntax {
         // (JSON returned above; its syntax tree is JSONC's too.)
         Syntax::Jsonc | Syntax::Json => jsonc_edit(text, path, name, None)?,
-        Syntax::Toml => {
-            let mut doc: toml_edit::DocumentMut = text
-                .parse()
-                .map_err(|e: toml_edit::TomlError| super::codex::not_toml(text, e.message(), e.span()))?;
+        Syntax::Toml => toml_edited(text, |doc| {
             let mut cur = doc.as_item_mut();
             for p in path {
                 cur = cur
@@ -244,8 +241,8 @@ pub fn remove_entry(
             if let Some(t) = cur.as_table_like_mut() {
                 t.remove(name);
             }
-            doc.to_string()
-        }
+            Ok(())
+        })?,
         Syntax::Yaml => yaml_remove(text, path, name)?,
     };
     let after = decode(&out, syntax).map_err(edit_not_decoded)?;
@@ -403,11 +400,43 @@ fn toml_value(v: &Value) -> Result<toml_edit::Value, String> {
     })
 }
 
-fn toml_set(text: &str, path: &[&str], entries: &[(&str, &Value)]) -> Result<String, String> {
-    let mut doc: toml_edit::DocumentMut = text
+/// `text` parsed by `toml_edit`, changed by `edit`, and written back with
+/// the file's byte order mark and CRLF line ends, which `toml_edit` does
+/// not write back: a CRLF file came back LF throughout, so `--undo` did not
+/// restore it and the diff printed every line (the neighbours' secrets
+/// too).
+fn toml_edited(
+    text: &str,
+    edit: impl FnOnce(&mut toml_edit::DocumentMut) -> Result<(), String>,
+) -> Result<String, String> {
+    let (bom, body) = super::json_edit::split_bom(text);
+    let mut doc: toml_edit::DocumentMut = body
         .parse()
-        .map_err(|e: toml_edit::TomlError| super::codex::not_toml(text, e.message(), e.span()))?;
-    let mut cur: &mut toml_edit::Table = doc.as_table_mut();
+        .map_err(|e: toml_edit::TomlError| super::codex::not_toml(body, e.message(), e.span()))?;
+    edit(&mut doc)?;
+    let out = doc.to_string();
+    let mut ends = body.match_indices('\n').map(|(i, _)| i).peekable();
+    let crlf = ends.peek().is_some() && ends.all(|i| i > 0 && body.as_bytes()[i - 1] == b'\r');
+    Ok(if crlf {
+        format!("{bom}{}", out.replace("\r\n", "\n").replace('\n', "\r\n"))
+    } else {
+        format!("{bom}{out}")
+    })
+}
+
+fn toml_set(text: &str, path: &[&str], entries: &[(&str, &Value)]) -> Result<String, String> {
+    toml_edited(text, |doc| toml_set_in(text, doc, path, entries))
+}
+
+fn toml_set_in(
+    text: &str,
+    doc: &mut toml_edit::DocumentMut,
+    path: &[&str],
+    entries: &[(&str, &Value)],
+) -> Result<(), String> {
+    // A table on the path may be inline (`mcp_servers = {}`): the entry
+    // then goes in as an inline table too.
+    let mut cur: &mut dyn toml_edit::TableLike = doc.as_table_mut();
     for p in path {
         if !cur.contains_key(p) {
             let mut t = toml_edit::Table::new();
@@ -417,7 +446,7 @@ fn toml_set(text: &str, path: &[&str], entries: &[(&str, &Value)]) -> Result<Str
         }
         cur = cur
             .get_mut(p)
-            .and_then(toml_edit::Item::as_table_mut)
+            .and_then(toml_edit::Item::as_table_like_mut)
             .ok_or_else(|| format!("{} is not a table", path.join(".")))?;
     }
     // What each entry there holds now, to leave its unchanged members (a
@@ -463,7 +492,7 @@ fn toml_set(text: &str, path: &[&str], entries: &[(&str, &Value)]) -> Result<Str
             }
         }
     }
-    Ok(doc.to_string())
+    Ok(())
 }
 
 /// The error of an edited text that does not decode: the edit's fault
@@ -781,6 +810,30 @@ mod tests {
         assert!(out.contains("[mcp_servers.wasmgate]"), "{out}");
         let back = remove_entry(&out, Syntax::Toml, &["mcp_servers"], "wasmgate").unwrap();
         assert_eq!(back.trim_end(), text.trim_end());
+    }
+
+    #[test]
+    fn toml_keeps_its_crlf_and_byte_order_mark_and_takes_an_inline_table() {
+        for text in [
+            "# c\r\nmodel = \"x\"\r\n\r\n[mcp_servers.a]\r\ncommand = \"a\"\r\n",
+            "\u{feff}model = \"x\"\n",
+            "\u{feff}[mcp_servers.a]\r\ncommand = \"a\"\r\n",
+        ] {
+            let out = set_entry(text, Syntax::Toml, &["mcp_servers"], "wasmgate", &entry()).unwrap();
+            // Only lines added: every line of the file is there as it was.
+            assert!(out.starts_with(text), "{out:?}");
+            if text.contains("\r\n") {
+                assert_eq!(out.matches('\n').count(), out.matches("\r\n").count(), "{out:?}");
+            }
+            let back = remove_entry(&out, Syntax::Toml, &["mcp_servers"], "wasmgate").unwrap();
+            assert_eq!(back.trim_end(), text.trim_end(), "{out:?}");
+        }
+        let text = "mcp_servers = { a = { command = \"a\" } }\n";
+        let out = set_entry(text, Syntax::Toml, &["mcp_servers"], "wasmgate", &entry()).unwrap();
+        assert_eq!(out.lines().count(), 1, "{out}");
+        assert_eq!(get(&decode(&out, Syntax::Toml).unwrap(), &["mcp_servers"], "wasmgate"), Some(&entry()));
+        let back = remove_entry(&out, Syntax::Toml, &["mcp_servers"], "wasmgate").unwrap();
+        assert_eq!(back, text);
     }
 
     #[test]
