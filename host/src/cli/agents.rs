@@ -216,9 +216,21 @@ impl Agent {
     }
 }
 
-/// Members naming a remote server's address, in the agents' schemas;
-/// dropped from an entry `setup` writes again, which runs a command.
-const OTHER_TRANSPORT: &[&str] = &["url", "uri", "httpUrl", "serverUrl", "headers"];
+/// Members of a remote server's transport (its address, headers, token),
+/// in the agents' schemas; dropped from an entry `setup` writes again,
+/// which runs a command (Codex refuses its `bearer_token_env_var` and
+/// `http_headers` beside `command`).
+const OTHER_TRANSPORT: &[&str] = &[
+    "url",
+    "uri",
+    "httpUrl",
+    "serverUrl",
+    "headers",
+    "bearer_token",
+    "bearer_token_env_var",
+    "http_headers",
+    "env_http_headers",
+];
 
 /// Members `setup` writes only into a new entry: the user's own value
 /// (Goose's `enabled: false`, a longer `timeout`) outlives a second run.

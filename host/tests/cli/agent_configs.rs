@@ -1174,7 +1174,9 @@ fn setup_again_keeps_what_the_user_added_to_its_entry() {
             "goose" => written
                 .replace("timeout: 300", "timeout: 900")
                 .replace("enabled: true", "enabled: false\n    env_keys: [RUST_LOG]"),
-            _ => format!("{written}\n[mcp_servers.wasmgate.env]\nRUST_LOG = \"debug\"\n"),
+            _ => format!(
+                "{written}bearer_token_env_var = \"WG_TOKEN\"\n\n[mcp_servers.wasmgate.env]\nRUST_LOG = \"debug\"\n\n[mcp_servers.wasmgate.http_headers]\nX = \"127.0.0.1:1\"\n"
+            ),
         };
         assert_ne!(edited, written, "{agent}: {written}");
         std::fs::write(file, &edited).unwrap();
@@ -1183,6 +1185,7 @@ fn setup_again_keeps_what_the_user_added_to_its_entry() {
         assert!(after.contains(b.to_str().unwrap()), "{agent}: {after}");
         // Another transport's address is dropped: the entry runs a command.
         assert!(!after.contains("127.0.0.1:1"), "{agent}: {after}");
+        assert!(!after.contains("WG_TOKEN"), "{agent}: {after}");
         assert!(!after.contains(a.to_str().unwrap()), "{agent}: {after}");
         let kept: &[&str] = match agent {
             "claude-desktop" => &[
