@@ -140,7 +140,7 @@ pub(super) fn json_secrets(text: &str) -> Result<Vec<String>, String> {
         secret: false,
         out: &mut out,
     })
-    .map_err(|e| crate::manifest::load::not_json(&body, &body, &e))?;
+    .map_err(|e| crate::manifest::load::not_json(&body, 0, &e))?;
     Ok(out)
 }
 

@@ -329,6 +329,22 @@ pub fn decode_json(text: &str) -> Result<Value, String> {
 /// names (the rest is parsed and dropped): a config's reader looks at a
 /// few keys of a file that may be large.
 pub(crate) fn decode_json_pruned(text: &str, keep: Keep) -> Result<Value, String> {
+    decode_json_placed(text, keep, text, 0)
+}
+
+/// [`decode_json`] of `part`, a slice of the text `whole` (one entry of a
+/// config file): an error is placed in `whole`'s lines.
+pub(crate) fn decode_json_within(whole: &str, part: &str) -> Result<Value, String> {
+    let at = (part.as_ptr() as usize)
+        .checked_sub(whole.as_ptr() as usize)
+        .filter(|at| at + part.len() <= whole.len())
+        .unwrap_or(0);
+    decode_json_placed(part, Keep::All, whole, at)
+}
+
+/// [`decode_json_pruned`] of `text`, which starts at byte `at` of `whole`
+/// (where an error is placed).
+fn decode_json_placed(text: &str, keep: Keep, whole: &str, at: usize) -> Result<Value, String> {
     use serde::de::DeserializeSeed as _;
     super::depth::check_json_depth(text, super::depth::MAX_DEPTH)?;
     let text = lone_surrogates_replaced(text);
@@ -337,30 +353,26 @@ pub(crate) fn decode_json_pruned(text: &str, keep: Keep) -> Result<Value, String
     Pruned(keep)
         .deserialize(&mut de)
         .and_then(|v| de.end().map(|()| v))
-        .map_err(|e| not_json(&text, &text, &e))
+        .map_err(|e| not_json(whole, at, &e))
 }
 
-/// `is not valid JSON: <serde_json's words>` for `e`, an error in `part`
-/// (a slice of `text`, or `text` itself), redacted (the words may quote a
-/// key), with its place as a person counts it in `text`: the line of the
-/// whole text and the column in characters (serde_json counts the bytes of
-/// what it was given).
-pub(crate) fn not_json(text: &str, part: &str, e: &serde_json::Error) -> String {
+/// `is not valid JSON: <serde_json's words>` for `e`, an error in the
+/// part of `text` that starts at byte `at` (0: all of it), redacted (the
+/// words may quote a key), with its place as a person counts it in
+/// `text`: the line of the whole text and the column in characters
+/// (serde_json counts the bytes of what it was given).
+pub(crate) fn not_json(text: &str, at: usize, e: &serde_json::Error) -> String {
     let words = e.to_string();
     let placed = format!(" at line {} column {}", e.line(), e.column());
-    let said = match words.strip_suffix(&placed) {
-        Some(what) if e.line() > 0 => {
-            let base = (part.as_ptr() as usize)
-                .checked_sub(text.as_ptr() as usize)
-                .filter(|b| b + part.len() <= text.len())
-                .unwrap_or(0);
+    let said = match (words.strip_suffix(&placed), text.get(at..)) {
+        (Some(what), Some(part)) if e.line() > 0 => {
             let line_start = match e.line() {
                 1 => 0,
                 n => memchr::memchr_iter(b'\n', part.as_bytes())
                     .nth(n - 2)
                     .map_or(part.len(), |i| i + 1),
             };
-            let mut end = (base + line_start + e.column()).min(text.len());
+            let mut end = (at + line_start + e.column()).min(text.len());
             while !text.is_char_boundary(end) {
                 end += 1;
             }
@@ -1048,7 +1060,7 @@ mod tests {
         let whole = "{\n  \"a\": {\n    \"é\": 1, \"é\": 2\n  }\n}";
         let inner = &whole[whole.find("{\n    ").unwrap()..];
         let e = serde_json::from_str::<serde_json::Value>(inner).unwrap_err();
-        let said = super::not_json(whole, inner, &e);
+        let said = super::not_json(whole, whole.len() - inner.len(), &e);
         assert!(said.contains("at line 5 column 1"), "{said} ({e})");
     }
     use crate::document::Value;

@@ -61,7 +61,7 @@ fn node<'a>(whole: &str, raw: &'a str) -> Result<Node<'a>, String> {
     let m = de
         .deserialize_map(Visit)
         .and_then(|m| de.end().map(|()| m))
-        .map_err(|e| not_json(whole, raw, &e))?;
+        .map_err(|e| not_json(whole, at(whole, raw), &e))?;
     Ok(Node::Object(m))
 }
 
@@ -69,7 +69,7 @@ fn node<'a>(whole: &str, raw: &'a str) -> Result<Node<'a>, String> {
 /// byte order mark, a stray word), or JSON that is no object.
 fn not_a_mapping(whole: &str, raw: &str) -> String {
     match serde_json::from_str::<de::IgnoredAny>(raw) {
-        Err(e) => not_json(whole, raw, &e),
+        Err(e) => not_json(whole, at(whole, raw), &e),
         Ok(_) => "is not a mapping at its top level".into(),
     }
 }
@@ -284,7 +284,9 @@ pub(super) fn entry(text: &str, path: &[&str], name: &str) -> Result<Option<Valu
             Node::Null | Node::Other => return Ok(None),
         }
     }
-    find(&ms, name).map(super::super::load::decode_json).transpose()
+    find(&ms, name)
+        .map(|raw| super::super::load::decode_json_within(body, raw))
+        .transpose()
 }
 
 /// `text` with each of `entries` set under `path`: a member there gets
@@ -507,6 +509,10 @@ mod tests {
         ] {
             assert!(e.contains("duplicate entry with key \"a\" at line 6 column 7"), "{e}");
         }
+        // Inside the entry itself, which is decoded alone.
+        let text = "\n\n{\"mcpServers\": {\n  \"wasmgate\": {\"command\": \"wasmgate\",\n    \"env\": {\"A\": \"1\", \"A\": \"2\"}}}}\n";
+        let e = entry(text, &["mcpServers"], "wasmgate").unwrap_err();
+        assert!(e.contains("at line 5 column 25"), "{e}");
     }
 
     fn set(text: &str, path: &[&str]) -> String {
