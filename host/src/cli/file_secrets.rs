@@ -85,6 +85,21 @@ pub(super) fn json_secrets(text: &str) -> Result<Vec<String>, String> {
             None
         }
     }
+    /// The secrets of `raw`, a value under a credential name: a number as
+    /// it is written (`1e3`, `8675309.25`, an id past 64 bits, which the
+    /// walk reads as a float) and as a rewrite of it prints it, then what
+    /// the value holds.
+    fn secret_raw(raw: &str, out: &mut Vec<String>) -> Result<(), serde_json::Error> {
+        if raw.starts_with(|c: char| c == '-' || c.is_ascii_digit()) {
+            out.push(raw.to_string());
+            if let Ok(f) = raw.parse::<f64>() {
+                out.push(f.to_string());
+                out.extend(serde_json::to_string(&f).ok());
+            }
+        }
+        let mut de = serde_json::Deserializer::from_str(raw);
+        de.deserialize_any(Walk { secret: true, out }).map(drop)
+    }
     impl<'de> de::Visitor<'de> for Walk<'_> {
         type Value = Option<String>;
         fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -99,8 +114,11 @@ pub(super) fn json_secrets(text: &str) -> Result<Vec<String>, String> {
         fn visit_u64<E>(self, n: u64) -> Result<Option<String>, E> {
             Ok(self.number(n))
         }
-        fn visit_f64<E>(self, _: f64) -> Result<Option<String>, E> {
-            Ok(None)
+        fn visit_f64<E>(self, n: f64) -> Result<Option<String>, E> {
+            if self.secret {
+                self.out.extend(serde_json::to_string(&n).ok());
+            }
+            Ok(self.number(n))
         }
         fn visit_unit<E>(self) -> Result<Option<String>, E> {
             Ok(None)
@@ -123,8 +141,13 @@ pub(super) fn json_secrets(text: &str) -> Result<Vec<String>, String> {
         fn visit_map<A: de::MapAccess<'de>>(self, mut a: A) -> Result<Option<String>, A::Error> {
             let Walk { secret, out } = self;
             while let Some(k) = a.next_key::<std::borrow::Cow<'de, str>>()? {
-                let secret = secret || secret_under(&k);
-                a.next_value_seed(Walk { secret, out: &mut *out })?;
+                if !secret && secret_under(&k) {
+                    // Its text too: a number's digits are known only there.
+                    let raw: &'de serde_json::value::RawValue = a.next_value()?;
+                    secret_raw(raw.get(), out).map_err(de::Error::custom)?;
+                } else {
+                    a.next_value_seed(Walk { secret, out: &mut *out })?;
+                }
             }
             Ok(None)
         }
@@ -144,3 +167,33 @@ pub(super) fn json_secrets(text: &str) -> Result<Vec<String>, String> {
     Ok(out)
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_numbers_under_credential_names_are_secrets_as_written_and_as_reprinted() {
+        let text = r#"{"env": {"SECRET_PIN": 8675309.25, "SESSION_ID": 18446744073709551616,
+            "AUTH_CODE": 4.2e21, "N": {"API_KEY": [12345678, 2.5e10]}, "PORT": 8080123}}"#;
+        let found = json_secrets(text).unwrap();
+        for want in [
+            "8675309.25",
+            "18446744073709551616",
+            "4.2e21",
+            "4200000000000000000000",
+            "12345678",
+            // Inside a list under the name: as its value reprints (the
+            // written `2.5e10` is known only for the name's own value).
+            "25000000000",
+        ] {
+            assert!(found.iter().any(|f| f == want), "{want}: {found:?}");
+        }
+        assert!(!found.iter().any(|f| f.contains("8080123")), "{found:?}");
+        // The same file decoded: the walk of a built document agrees on
+        // what it can know (a number's value, not its written form).
+        let v = crate::manifest::load::decode_json(text).unwrap();
+        let built = value_secrets(&v);
+        assert!(built.iter().any(|f| f == "12345678"), "{built:?}");
+    }
+}
