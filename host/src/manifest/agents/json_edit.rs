@@ -220,6 +220,49 @@ fn append(
     }
 }
 
+/// The splices that make the object `raw` (a slice of `body`) hold the
+/// members of `value`, member by member: one whose value reads the same
+/// stays as written (its layout, a number past 64 bits that a rewrite
+/// would print as a float), one that differs gets the new value in its
+/// place, one `value` lacks goes, and new ones are added at its end.
+/// `None` when `raw` or `value` is no object, or when its first member
+/// would go (the caller then writes the value whole).
+fn member_splices(
+    body: &str,
+    raw: &str,
+    value: &Value,
+    layout: &Layout,
+) -> Result<Option<Vec<Splice>>, String> {
+    let (Value::Mapping(new), Node::Object(ms)) = (value, node(body, raw)?) else {
+        return Ok(None);
+    };
+    let value_end = |j: usize| at(body, ms[j].1) + ms[j].1.len();
+    let mut splices = Vec::new();
+    for (i, (k, v)) in ms.iter().enumerate() {
+        match new.get(k.as_str()) {
+            // From the end of the member before: `, "k": value`.
+            None if i > 0 => splices.push((value_end(i - 1), value_end(i), String::new())),
+            None => return Ok(None),
+            Some(want) if super::super::load::decode_json_within(body, v).as_ref() == Ok(want) => {}
+            Some(want) => {
+                let start = at(body, v);
+                let compact = !raw.contains(['\n', '\r']);
+                let text = layout.render(want, line_indent(body, start), compact)?;
+                splices.push((start, start + v.len(), text));
+            }
+        }
+    }
+    let added: Vec<(&str, &Value)> = new
+        .iter()
+        .filter_map(|(k, v)| k.as_str().map(|k| (k, v)))
+        .filter(|(k, _)| find(&ms, k).is_none())
+        .collect();
+    if !added.is_empty() {
+        splices.push(append(body, raw, &ms, &added, layout)?);
+    }
+    Ok(Some(splices))
+}
+
 /// The object holding `rest` of the path, then the entries.
 fn nested(rest: &[&str], entries: &[(&str, &Value)]) -> Value {
     let mut m = Mapping::new();
@@ -350,6 +393,10 @@ pub(super) fn set_entries(
         for (name, value) in entries {
             match find(&ms, name) {
                 Some(raw) => {
+                    if let Some(inner) = member_splices(body, raw, value, &layout)? {
+                        splices.extend(inner);
+                        continue;
+                    }
                     let start = at(body, raw);
                     let compact = !obj.contains(['\n', '\r']);
                     let text = layout.render(value, line_indent(body, start), compact)?;
@@ -497,6 +544,31 @@ mod tests {
 
     fn ours() -> Value {
         yaml_serde::from_str("{command: /bin/wasmgate, args: [serve]}").unwrap()
+    }
+
+    #[test]
+    fn an_entry_set_again_changes_only_the_members_that_differ() {
+        let text = "{\"mcpServers\": {\n  \"wasmgate\": {\n    \"command\": \"/old\",\n    \"url\": \"http://x\",\n    \"env\": {\"K\": 98765432109876543210987, \"T\": 1e3},\n    \"args\": [\"serve\"]\n  }\n}}\n";
+        let was = entry(text, &["mcpServers"], "wasmgate").unwrap().unwrap();
+        let Value::Mapping(mut m) = was else { panic!() };
+        m.shift_remove("url");
+        m.insert(Value::String("command".into()), Value::String("/new".into()));
+        m.insert(Value::String("type".into()), Value::String("stdio".into()));
+        let new = Value::Mapping(m);
+        let out = set_entries(text, &["mcpServers"], &[("wasmgate", &new)]).unwrap().unwrap();
+        // The kept members as written: the 23-digit number, `1e3`, the
+        // one-line list; the changed one in its place; the new one last.
+        assert_eq!(
+            out,
+            "{\"mcpServers\": {\n  \"wasmgate\": {\n    \"command\": \"/new\",\n    \"env\": {\"K\": 98765432109876543210987, \"T\": 1e3},\n    \"args\": [\"serve\"],\n    \"type\": \"stdio\"\n  }\n}}\n"
+        );
+        assert_eq!(entry(&out, &["mcpServers"], "wasmgate").unwrap(), Some(new.clone()));
+        // Its first member gone: written whole, and still as asked.
+        let Value::Mapping(mut m) = new else { panic!() };
+        m.shift_remove("command");
+        let new = Value::Mapping(m);
+        let out2 = set_entries(&out, &["mcpServers"], &[("wasmgate", &new)]).unwrap().unwrap();
+        assert_eq!(entry(&out2, &["mcpServers"], "wasmgate").unwrap(), Some(new));
     }
 
     #[test]
