@@ -163,13 +163,18 @@ pub fn set_entries(
         }
         Syntax::Toml => toml_set(text, path, entries)?,
         Syntax::Yaml => {
+            // An entry there is replaced where it stands; the others are
+            // added at the end of the block.
             let mut t = text.to_string();
-            for (name, _) in entries {
+            let mut added = Vec::new();
+            for (name, entry) in entries {
                 if get(&before, path, name).is_some() {
-                    t = yaml_remove(&t, path, name)?;
+                    t = yaml_replace(&t, path, name, entry)?;
+                } else {
+                    added.push((*name, *entry));
                 }
             }
-            yaml_insert(&t, path, entries)?
+            if added.is_empty() { t } else { yaml_insert(&t, path, &added)? }
         }
     };
     let after = decode(&out, syntax).map_err(edit_not_decoded)?;
@@ -662,10 +667,23 @@ fn line_end(text: &str) -> &'static str {
 }
 
 fn yaml_remove(text: &str, path: &[&str], name: &str) -> Result<String, String> {
-    without_bom(text, |text| yaml_remove_lines(text, path, name))
+    without_bom(text, |text| yaml_splice_entry(text, path, name, None))
 }
 
-fn yaml_remove_lines(text: &str, path: &[&str], name: &str) -> Result<String, String> {
+/// `text` with the entry `name` under `path` put in its place, so a
+/// second `setup` keeps its order among the others.
+fn yaml_replace(text: &str, path: &[&str], name: &str, entry: &Value) -> Result<String, String> {
+    without_bom(text, |text| yaml_splice_entry(text, path, name, Some(entry)))
+}
+
+/// `text` with the lines of the entry `name` under `path` removed, or
+/// replaced by those of `entry`.
+fn yaml_splice_entry(
+    text: &str,
+    path: &[&str],
+    name: &str,
+    entry: Option<&Value>,
+) -> Result<String, String> {
     let lines: Vec<&str> = text.lines().collect();
     let Some((from, to, indent)) = yaml_block(&lines, path)? else {
         return Err(format!("has no {}", path.join(".")));
@@ -683,8 +701,12 @@ fn yaml_remove_lines(text: &str, path: &[&str], name: &str) -> Result<String, St
         .rev()
         .find(|&j| is_content(lines[j]))
         .map_or(start + 1, |j| j + 1);
-    let mut out: Vec<&str> = lines.clone();
-    out.drain(start..end);
+    let mut out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    let new = match entry {
+        Some(e) => yaml_entry_lines(name, e, indent)?,
+        None => Vec::new(),
+    };
+    out.splice(start..end, new);
     let eol = line_end(text);
     let mut s = out.join(eol);
     s.push_str(eol);
@@ -810,6 +832,17 @@ mod tests {
         assert!(out.contains("[mcp_servers.wasmgate]"), "{out}");
         let back = remove_entry(&out, Syntax::Toml, &["mcp_servers"], "wasmgate").unwrap();
         assert_eq!(back.trim_end(), text.trim_end());
+    }
+
+    #[test]
+    fn a_yaml_entry_set_again_stays_where_it_stands() {
+        let text = "extensions:\n  a:\n    cmd: a\n  # ours\n  wasmgate:\n    cmd: /old\n    args: [serve]\n  # next\n  b:\n    cmd: b\n";
+        let out = set_entry(text, Syntax::Yaml, &["extensions"], "wasmgate", &entry()).unwrap();
+        let (a, w, b) = (out.find("  a:").unwrap(), out.find("  wasmgate:").unwrap(), out.find("  b:").unwrap());
+        assert!(a < w && w < b, "{out}");
+        assert!(out.contains("  # ours\n  wasmgate:") && out.contains("  # next\n  b:"), "{out}");
+        assert!(!out.contains("/old"), "{out}");
+        assert_eq!(get(&decode(&out, Syntax::Yaml).unwrap(), &["extensions"], "wasmgate"), Some(&entry()));
     }
 
     #[test]
