@@ -825,8 +825,18 @@ impl Serialize for Value {
             Value::Mapping(m) => m.serialize(s),
             // As yaml_serde writes a tagged value outside YAML: `{"!tag": value}`.
             Value::Tagged(t) => {
+                // A one-entry map whose key is collected as a string
+                // starting with `!`: how yaml_serde's serializer is told
+                // to write a tag (`!custom 5`, not `'!custom': 5`); JSON
+                // gets the map.
+                struct TagKey<'a>(&'a str);
+                impl Serialize for TagKey<'_> {
+                    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                        s.collect_str(&format_args!("!{}", self.0))
+                    }
+                }
                 let mut map = s.serialize_map(Some(1))?;
-                map.serialize_entry(&format!("!{}", t.tag), &t.value)?;
+                map.serialize_entry(&TagKey(&t.tag), &t.value)?;
                 map.end()
             }
         }

@@ -835,6 +835,19 @@ mod tests {
     }
 
     #[test]
+    fn a_yaml_entry_with_a_local_tag_is_written_with_it() {
+        // A tag the user wrote in the entry is written back as a tag (it
+        // was written as a one-key mapping `'!custom': 5`, and refused).
+        let text = "extensions:\n  wasmgate:\n    cmd: /old\n    v: !custom 5\n    w: !x [1]\n";
+        let mut e = get(&decode(text, Syntax::Yaml).unwrap(), &["extensions"], "wasmgate").cloned().unwrap();
+        if let Value::Mapping(m) = &mut e {
+            m.insert(Value::String("cmd".into()), Value::String("/new".into()));
+        }
+        let out = set_entry(text, Syntax::Yaml, &["extensions"], "wasmgate", &e).unwrap();
+        assert!(out.contains("v: !custom 5") && out.contains("cmd: /new"), "{out}");
+    }
+
+    #[test]
     fn a_yaml_entry_set_again_stays_where_it_stands() {
         let text = "extensions:\n  a:\n    cmd: a\n  # ours\n  wasmgate:\n    cmd: /old\n    args: [serve]\n  # next\n  b:\n    cmd: b\n";
         let out = set_entry(text, Syntax::Yaml, &["extensions"], "wasmgate", &entry()).unwrap();
