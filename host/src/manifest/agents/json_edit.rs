@@ -225,8 +225,8 @@ fn append(
 /// stays as written (its layout, a number past 64 bits that a rewrite
 /// would print as a float), one that differs gets the new value in its
 /// place, one `value` lacks goes, and new ones are added at its end.
-/// `None` when `raw` or `value` is no object, or when its first member
-/// would go (the caller then writes the value whole).
+/// `None` when `raw` or `value` is no object, or when no member stays
+/// (the caller then writes the value whole).
 fn member_splices(
     body: &str,
     raw: &str,
@@ -237,12 +237,21 @@ fn member_splices(
         return Ok(None);
     };
     let value_end = |j: usize| at(body, ms[j].1) + ms[j].1.len();
+    // The first member kept; none: the value is written whole.
+    let Some(first) = ms.iter().position(|(k, _)| new.contains_key(k.as_str())) else {
+        return Ok(None);
+    };
     let mut splices = Vec::new();
-    for (i, (k, v)) in ms.iter().enumerate() {
+    if first > 0 {
+        // The members before it, from the first key to its key (after
+        // the comma before it), which takes the first key's place.
+        let key = skip_ws(body, skip_ws(body, value_end(first - 1)) + 1);
+        splices.push((skip_ws(body, at(body, raw) + 1), key, String::new()));
+    }
+    for (i, (k, v)) in ms.iter().enumerate().skip(first) {
         match new.get(k.as_str()) {
             // From the end of the member before: `, "k": value`.
-            None if i > 0 => splices.push((value_end(i - 1), value_end(i), String::new())),
-            None => return Ok(None),
+            None => splices.push((value_end(i - 1), value_end(i), String::new())),
             Some(want) if super::super::load::decode_json_within(body, v).as_ref() == Ok(want) => {}
             Some(want) => {
                 let start = at(body, v);
@@ -563,12 +572,24 @@ mod tests {
             "{\"mcpServers\": {\n  \"wasmgate\": {\n    \"command\": \"/new\",\n    \"env\": {\"K\": 98765432109876543210987, \"T\": 1e3},\n    \"args\": [\"serve\"],\n    \"type\": \"stdio\"\n  }\n}}\n"
         );
         assert_eq!(entry(&out, &["mcpServers"], "wasmgate").unwrap(), Some(new.clone()));
-        // Its first member gone: written whole, and still as asked.
+        // Its first members gone: the next key takes their place, the
+        // rest as written.
         let Value::Mapping(mut m) = new else { panic!() };
         m.shift_remove("command");
         let new = Value::Mapping(m);
         let out2 = set_entries(&out, &["mcpServers"], &[("wasmgate", &new)]).unwrap().unwrap();
-        assert_eq!(entry(&out2, &["mcpServers"], "wasmgate").unwrap(), Some(new));
+        assert_eq!(entry(&out2, &["mcpServers"], "wasmgate").unwrap(), Some(new.clone()));
+        assert!(out2.contains("{\n    \"env\": {\"K\": 98765432109876543210987, \"T\": 1e3},\n"), "{out2}");
+        let Value::Mapping(mut m) = new else { panic!() };
+        m.shift_remove("env");
+        m.shift_remove("args");
+        let new = Value::Mapping(m);
+        let out3 = set_entries(&out2, &["mcpServers"], &[("wasmgate", &new)]).unwrap().unwrap();
+        assert!(out3.contains("\"wasmgate\": {\n    \"type\": \"stdio\"\n  }"), "{out3}");
+        // None kept: written whole.
+        let none = Value::Mapping(Mapping::new());
+        let out4 = set_entries(&out3, &["mcpServers"], &[("wasmgate", &none)]).unwrap().unwrap();
+        assert_eq!(entry(&out4, &["mcpServers"], "wasmgate").unwrap(), Some(none));
     }
 
     #[test]
