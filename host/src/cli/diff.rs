@@ -26,30 +26,48 @@ pub(super) fn diff_text(path: &Path, old: &str, new: &str, secrets: Vec<String>,
         );
     }
     let redactor = crate::secret::Redactor::with_secrets(Vec::new(), secrets);
-    shown_diff(path, old, new, &|l| then(&redactor.redact_secrets(l)))
+    shown_diff(path, old, new, &|l| redactor.redact_secrets(l), then)
 }
 
-/// `line` redacted by `redact`; a line with escapes (`"s\u0065cret"`, as
-/// JSON, TOML and YAML may write a value) is also redacted as it reads
-/// unescaped, and shown so when that finds more: a secret written with
-/// escapes matched none of the forms the redactor knows.
-fn redact_escaped(line: &str, redact: &dyn Fn(&str) -> String) -> String {
-    let plain = redact(line);
-    // Read again from what the first pass left (a secret it found stays
-    // found: `'a\x41b'` in single quotes is the secret as written).
-    let mut decoded = plain.clone();
-    if plain.contains('\\') {
-        decoded = unescaped(&decoded);
+/// `line` redacted of the file's `secrets`, and then by `then` (the token
+/// shapes and credential-key patterns); a line with escapes
+/// (`"s\u0065cret"`, as JSON, TOML and YAML may write a value) is also
+/// redacted of them as it reads unescaped, and shown so when that finds
+/// more: a secret written with escapes matched none of the forms the
+/// redactor knows. `then` comes last either way: a pattern that stopped
+/// at a `,` of a secret still written with escapes would leave the rest
+/// for the unescaped reading to miss.
+fn redact_escaped(line: &str, secrets: &dyn Fn(&str) -> String, then: &dyn Fn(&str) -> String) -> String {
+    // Read again from what a pass left (a secret it found stays found:
+    // `'a\x41b'` in single quotes is the secret as written).
+    let read = |t: &str| {
+        let mut d = t.to_string();
+        if t.contains('\\') {
+            d = unescaped(&d);
+        }
+        // YAML's single quotes write `'` as `''`.
+        if t.contains("''") {
+            d = d.replace("''", "'");
+        }
+        d
+    };
+    let plain = secrets(line);
+    let decoded = read(&plain);
+    if decoded != plain {
+        let found = secrets(&decoded);
+        if found != decoded {
+            return then(&found);
+        }
     }
-    // YAML's single quotes write `'` as `''`.
-    if plain.contains("''") {
-        decoded = decoded.replace("''", "'");
+    // The file's secrets found nothing more unescaped: the patterns, on
+    // the line as written and as it reads.
+    let written = then(&plain);
+    let decoded = read(&written);
+    if decoded == written {
+        return written;
     }
-    if decoded == plain {
-        return plain;
-    }
-    let redacted = redact(&decoded);
-    if redacted != decoded { redacted } else { plain }
+    let redacted = then(&decoded);
+    if redacted != decoded { redacted } else { written }
 }
 
 /// `s` with the escapes of JSON, TOML and YAML double-quoted strings read
@@ -125,14 +143,20 @@ fn unescaped(s: &str) -> String {
 /// the diff: 134 MB were printed for a 63 MiB file; its tail holds what an
 /// entry added at the end changed). Nothing of the whole diff is built
 /// beyond the line in hand.
-fn shown_diff(path: &Path, old: &str, new: &str, redact: &dyn Fn(&str) -> String) -> String {
+fn shown_diff(
+    path: &Path,
+    old: &str,
+    new: &str,
+    secrets: &dyn Fn(&str) -> String,
+    then: &dyn Fn(&str) -> String,
+) -> String {
     let half = crate::terminal::LINE_MAX_CHARS / 2;
     // Escaped whole: a line break in the path would forge a header line.
     let name = crate::terminal::line(&path.display().to_string()).into_owned();
     let diff = similar::TextDiff::from_lines(old, new);
     let mut out = String::new();
     let mut line = |sign: &str, body: &str| {
-        let body = redact_escaped(body, redact);
+        let body = redact_escaped(body, secrets, then);
         let count = body.chars().count();
         out.push_str(sign);
         if count > 2 * half {
@@ -184,19 +208,28 @@ mod tests {
         assert_eq!(unescaped(r"a\_b\Nc\Ld\Pe\af\vg"), "a\u{a0}b\u{85}c\u{2028}d\u{2029}e\u{7}f\u{b}g");
         // What the plain pass found stays found (`'a\x41b'` in single
         // quotes is the secret as written), and `''` is a quote.
+        let same = |s: &str| s.to_string();
         let secrets = |s: &str| s.replace(r"Raw1\x41Raw2", "[REDACTED]").replace("secretB", "[REDACTED]").replace("it's-a-secret", "[REDACTED]");
         assert_eq!(
-            redact_escaped(r#"{S: 'Raw1\x41Raw2', B: "s\u0065cretB"}"#, &secrets),
+            redact_escaped(r#"{S: 'Raw1\x41Raw2', B: "s\u0065cretB"}"#, &secrets, &same),
             r#"{S: '[REDACTED]', B: "[REDACTED]"}"#
         );
-        assert_eq!(redact_escaped("P: 'it''s-a-secret'", &secrets), "P: '[REDACTED]'");
+        assert_eq!(redact_escaped("P: 'it''s-a-secret'", &secrets, &same), "P: '[REDACTED]'");
         let redact = |s: &str| s.replace("secret", "[REDACTED]");
         assert_eq!(
-            redact_escaped(r#""K": "s\u0065cret", "n": "\u0041""#, &redact),
+            redact_escaped(r#""K": "s\u0065cret", "n": "\u0041""#, &redact, &same),
             "\"K\": \"[REDACTED]\", \"n\": \"A\""
         );
         // Nothing found unescaped: the line as written.
-        assert_eq!(redact_escaped(r#""n": "\u0041""#, &redact), r#""n": "\u0041""#);
+        assert_eq!(redact_escaped(r#""n": "\u0041""#, &redact, &same), r#""n": "\u0041""#);
+        // A secret with escapes and a comma: found whole before a pattern
+        // that stops at the comma (`then`) cuts it.
+        let comma = |s: &str| s.replace("pässw0rd,tail-of-it", "[REDACTED]");
+        let cut = |s: &str| s.replace("p\\u00e4ssw0rd", "[REDACTED]");
+        assert_eq!(
+            redact_escaped(r#""DB_PASSWORD": "p\u00e4ssw0rd,tail-of-it""#, &comma, &cut),
+            r#""DB_PASSWORD": "[REDACTED]""#
+        );
     }
 
     #[test]
@@ -205,6 +238,7 @@ mod tests {
             Path::new("/tmp/x\n+++ FORGED/c.json"),
             "a\r\nb\r\n",
             "a\r\nc\r\n",
+            &|s| s.to_string(),
             &|s| s.to_string(),
         );
         assert_eq!(
