@@ -26,7 +26,33 @@ pub(super) fn diff_text(path: &Path, old: &str, new: &str, secrets: Vec<String>,
         );
     }
     let redactor = crate::secret::Redactor::with_secrets(Vec::new(), secrets);
-    shown_diff(path, old, new, &|l| redactor.redact_secrets(l), then)
+    shown_diff(path, old, new, &|l| redactor.redact_secrets(l), &|l| {
+        credential_numbers(&then(l))
+    })
+}
+
+/// A credential-named key and the number after it, unquoted (`SESSION_ID:
+/// 3.750e+7`, `AUTH_PIN = 0xdead_beef`, `"PIN": 1e3`).
+static CREDENTIAL_NUMBER: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r#"(^|[^A-Za-z0-9_.-])([A-Za-z0-9_.-]+)(["']?\s*[:=]\s*)([-+]?\.?[0-9][0-9A-Za-z_.+-]*)"#)
+        .expect("credential number pattern")
+});
+
+/// `line` with the number after each credential-named key
+/// ([`crate::secret::is_credential_name`]) redacted: the file's secrets
+/// hold such a number as it decodes (`37500000`), and YAML and TOML write
+/// it in forms no list of them can know (`3.750e+7`, `0o7654321`,
+/// `0xdead_beef`).
+fn credential_numbers(line: &str) -> String {
+    CREDENTIAL_NUMBER
+        .replace_all(line, |c: &regex::Captures<'_>| {
+            if crate::secret::is_credential_name(&c[2]) {
+                format!("{}{}{}{}", &c[1], &c[2], &c[3], crate::secret::REDACTED)
+            } else {
+                c[0].to_string()
+            }
+        })
+        .into_owned()
 }
 
 /// `line` redacted of the file's `secrets`, and then by `then` (the token
@@ -230,6 +256,18 @@ mod tests {
             redact_escaped(r#""DB_PASSWORD": "p\u00e4ssw0rd,tail-of-it""#, &comma, &cut),
             r#""DB_PASSWORD": "[REDACTED]""#
         );
+    }
+
+    #[test]
+    fn numbers_after_credential_names_are_redacted_in_any_form() {
+        assert_eq!(
+            credential_numbers("envs: {SESSION_ID: 3.750e+7, AUTH_PIN = 0xdead_beef, \"PIN\": 1e3, PORT: 8080, max_tokens: 4096}"),
+            // `PIN` alone, a port and a token count are no credentials.
+            "envs: {SESSION_ID: [REDACTED], AUTH_PIN = [REDACTED], \"PIN\": 1e3, PORT: 8080, max_tokens: 4096}"
+        );
+        assert_eq!(credential_numbers("\"SECRET_PIN\": 8675309.25,"), "\"SECRET_PIN\": [REDACTED],");
+        assert_eq!(credential_numbers("PRIVATE_PIN: 0o7654321"), "PRIVATE_PIN: [REDACTED]");
+        assert_eq!(credential_numbers("API_KEY: abc"), "API_KEY: abc");
     }
 
     #[test]

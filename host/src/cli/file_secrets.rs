@@ -38,9 +38,10 @@ pub(super) fn value_secrets(v: &Value) -> Vec<String> {
     out
 }
 
-/// Whether every value under the key `k` is a secret.
+/// Whether every value under the key `k` is a secret: a credential name,
+/// or a map of header values (`headers`, Codex's `http_headers`).
 fn secret_under(k: &str) -> bool {
-    k == "headers" || crate::secret::is_credential_name(k)
+    k == "headers" || k == "http_headers" || crate::secret::is_credential_name(k)
 }
 
 /// The secrets of the string `s` (a secret itself when `secret`): its URLs'
