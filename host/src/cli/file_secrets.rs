@@ -145,7 +145,13 @@ pub(super) fn json_secrets(text: &str) -> Result<Vec<String>, String> {
                 if !secret && secret_under(&k) {
                     // Its text too: a number's digits are known only there.
                     let raw: &'de serde_json::value::RawValue = a.next_value()?;
-                    secret_raw(raw.get(), out).map_err(de::Error::custom)?;
+                    // Placed where the walk stands (after the value), not
+                    // in the value read alone (`1e999`: out of range).
+                    secret_raw(raw.get(), out).map_err(|e| {
+                        let said = e.to_string();
+                        let place = format!(" at line {} column {}", e.line(), e.column());
+                        de::Error::custom(said.strip_suffix(&place).unwrap_or(&said))
+                    })?;
                 } else {
                     a.next_value_seed(Walk { secret, out: &mut *out })?;
                 }
@@ -196,5 +202,8 @@ mod tests {
         let v = crate::manifest::load::decode_json(text).unwrap();
         let built = value_secrets(&v);
         assert!(built.iter().any(|f| f == "12345678"), "{built:?}");
+        // A number the walk cannot read is placed in the file.
+        let e = json_secrets("{\n  \"a\": 1,\n  \"env\": {\"DB_PASSWORD\": 1e999}\n}").unwrap_err();
+        assert!(e.ends_with("number out of range at line 3 column 31"), "{e}");
     }
 }
