@@ -479,9 +479,21 @@ fn toml_set_in(
                     old.remove(&k);
                 }
                 for (k, v) in m {
-                    if was.get(k) != Some(v) {
-                        let item = toml_edit::Item::Value(toml_value(v)?);
-                        old.insert(&crate::validation::key_text(k), item);
+                    if was.get(k) == Some(v) {
+                        continue;
+                    }
+                    let key = crate::validation::key_text(k);
+                    let mut value = toml_value(v)?;
+                    match old.get_mut(&key) {
+                        // In its place with its key's and value's decor (a
+                        // comment before it, or after the value, stays).
+                        Some(toml_edit::Item::Value(was)) => {
+                            *value.decor_mut() = was.decor().clone();
+                            *was = value;
+                        }
+                        _ => {
+                            old.insert(&key, toml_edit::Item::Value(value));
+                        }
                     }
                 }
             }
@@ -888,7 +900,7 @@ mod tests {
         // sub-table, stay as written; a changed member is set in place; a
         // member the new entry lacks goes.
         for text in [
-            "[mcp_servers.wasmgate]\ncommand = \"/bin/x\" # mine\nargs = [\"old\"]\nstale = 1\n\n[mcp_servers.wasmgate.env]\nK = \"v\" # keep\n",
+            "[mcp_servers.wasmgate]\ncommand = \"/bin/x\" # mine\n# why\nargs = [\"old\"] # changed\nstale = 1\n\n[mcp_servers.wasmgate.env]\nK = \"v\" # keep\n",
             "mcp_servers.wasmgate = { command = \"/bin/x\", args = [\"old\"], stale = 1, env = { K = \"v\" } }\n",
         ] {
             let was = get(&decode(text, Syntax::Toml).unwrap(), &["mcp_servers"], "wasmgate")
@@ -908,6 +920,7 @@ mod tests {
             assert!(!out.contains("stale") && !out.contains("old"), "{out}");
             if text.starts_with('[') {
                 assert!(out.contains("command = \"/bin/x\" # mine"), "{out}");
+                assert!(out.contains("# why\nargs = [\"serve\"] # changed"), "{out}");
                 assert!(out.contains("[mcp_servers.wasmgate.env]\nK = \"v\" # keep"), "{out}");
             } else {
                 assert_eq!(out.lines().count(), 1, "{out}");
