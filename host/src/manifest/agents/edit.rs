@@ -419,14 +419,54 @@ fn toml_edited(
         .parse()
         .map_err(|e: toml_edit::TomlError| super::codex::not_toml(body, e.message(), e.span()))?;
     edit(&mut doc)?;
-    let out = doc.to_string();
-    let mut ends = body.match_indices('\n').map(|(i, _)| i).peekable();
-    let crlf = ends.peek().is_some() && ends.all(|i| i > 0 && body.as_bytes()[i - 1] == b'\r');
-    Ok(if crlf {
-        format!("{bom}{}", out.replace("\r\n", "\n").replace('\n', "\r\n"))
-    } else {
-        format!("{bom}{out}")
-    })
+    Ok(format!("{bom}{}", with_line_ends_of(body, &doc.to_string())))
+}
+
+/// `edited` (an edit of `original` that may have changed its line ends)
+/// with every line it kept ending as it did in `original`, and each new
+/// line with the file's usual end (`\r\n` where most lines have it): an
+/// edit changes the lines it changes and no others, whatever ends a file
+/// mixes (a diff of every line would print the neighbours' secrets).
+fn with_line_ends_of(original: &str, edited: &str) -> String {
+    let crlf = original.matches("\r\n").count();
+    let eol = if crlf > original.matches('\n').count() - crlf { "\r\n" } else { "\n" };
+    let plain = |t: &str| -> Vec<String> {
+        t.split_inclusive('\n')
+            .map(|l| l.trim_end_matches('\n').trim_end_matches('\r').to_string())
+            .collect()
+    };
+    let (old_lines, new_lines) = (plain(original), plain(edited));
+    let old_raw: Vec<&str> = original.split_inclusive('\n').collect();
+    let new_raw: Vec<&str> = edited.split_inclusive('\n').collect();
+    let ops = similar::capture_diff_slices(similar::Algorithm::Myers, &old_lines, &new_lines);
+    let mut out = String::with_capacity(edited.len() + edited.len() / 32);
+    // A kept last line without an end, now followed by another, gets one.
+    let push = |out: &mut String, l: &str| {
+        if !out.is_empty() && !out.ends_with('\n') {
+            out.push_str(eol);
+        }
+        out.push_str(l);
+    };
+    for op in ops {
+        match op {
+            similar::DiffOp::Equal { old_index, len, .. } => {
+                for l in &old_raw[old_index..old_index + len] {
+                    push(&mut out, l);
+                }
+            }
+            similar::DiffOp::Delete { .. } => {}
+            similar::DiffOp::Insert { new_index, new_len, .. }
+            | similar::DiffOp::Replace { new_index, new_len, .. } => {
+                for l in &new_raw[new_index..new_index + new_len] {
+                    push(&mut out, l.trim_end_matches('\n').trim_end_matches('\r'));
+                    if l.ends_with('\n') {
+                        out.push_str(eol);
+                    }
+                }
+            }
+        }
+    }
+    out
 }
 
 fn toml_set(text: &str, path: &[&str], entries: &[(&str, &Value)]) -> Result<String, String> {
@@ -669,7 +709,7 @@ fn yaml_insert_lines(
     let eol = line_end(text);
     let mut s = out.join(eol);
     s.push_str(eol);
-    Ok(s)
+    Ok(with_line_ends_of(text, &s))
 }
 
 /// The line ending of `text`: `\r\n` when it uses it, else `\n` (an edit
@@ -722,7 +762,7 @@ fn yaml_splice_entry(
     let eol = line_end(text);
     let mut s = out.join(eol);
     s.push_str(eol);
-    Ok(s)
+    Ok(with_line_ends_of(text, &s))
 }
 
 #[cfg(test)]
@@ -857,6 +897,24 @@ mod tests {
         }
         let out = set_entry(text, Syntax::Yaml, &["extensions"], "wasmgate", &e).unwrap();
         assert!(out.contains("v: !custom 5") && out.contains("cmd: /new"), "{out}");
+    }
+
+    #[test]
+    fn mixed_line_ends_stay_on_every_line_an_edit_keeps() {
+        for (syntax, path, text) in [
+            (Syntax::Toml, "mcp_servers", "a = 1\r\nb = 2\n[mcp_servers.x]\r\ncommand = \"x\"\r\n"),
+            (Syntax::Yaml, "extensions", "a: 1\r\nb: 2\nextensions:\r\n  x:\n    cmd: x\r\n"),
+        ] {
+            let out = set_entry(text, syntax, &[path], "wasmgate", &entry()).unwrap();
+            // Every line of the file as it was, line end and all; the
+            // new lines with the usual end (CRLF: 3 of 5 lines).
+            assert!(out.starts_with(text), "{out:?}");
+            assert!(!out[text.len()..].replace("\r\n", "").contains('\n'), "{out:?}");
+            let back = remove_entry(&out, syntax, &[path], "wasmgate").unwrap();
+            assert_eq!(back, text, "{syntax:?}");
+        }
+        assert_eq!(with_line_ends_of("a\r\nb", "a\nb\nc\n"), "a\r\nb\r\nc\r\n");
+        assert_eq!(with_line_ends_of("a\nb\r\nc", "a\nc\n"), "a\nc");
     }
 
     #[test]
