@@ -540,7 +540,8 @@ fn setup(
         }),
     };
     let (existing, secrets) = current.map_err(fail)?;
-    let existing = existing.as_ref();
+    // `"wasmgate": null` (`wasmgate: ~`) holds no entry: set, not refused.
+    let existing = existing.as_ref().filter(|e| !e.is_null());
     if existing.is_some_and(|e| !is_ours(e)) {
         return Err(fail(format!(
             "already has an entry named {ENTRY_NAME} that does not run `wasmgate serve`; it is left as it is"

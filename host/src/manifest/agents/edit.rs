@@ -748,10 +748,12 @@ fn yaml_splice_entry(
     let end = (start + 1..to)
         .find(|&j| is_content(lines[j]) && indent_of(lines[j]) <= indent)
         .unwrap_or(to);
-    // Trailing blank and comment lines belong to what follows.
+    // Trailing blank lines and comments at the entry's indent or less
+    // belong to what follows; a deeper `# …` line is the entry's (a line
+    // of a block scalar, `description: |`, may start with `#`).
     let end = (start + 1..end)
         .rev()
-        .find(|&j| is_content(lines[j]))
+        .find(|&j| is_content(lines[j]) || (!lines[j].trim().is_empty() && indent_of(lines[j]) > indent))
         .map_or(start + 1, |j| j + 1);
     let mut out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
     let new = match entry {
@@ -915,6 +917,15 @@ mod tests {
         }
         assert_eq!(with_line_ends_of("a\r\nb", "a\nb\nc\n"), "a\r\nb\r\nc\r\n");
         assert_eq!(with_line_ends_of("a\nb\r\nc", "a\nc\n"), "a\nc");
+    }
+
+    #[test]
+    fn a_yaml_entry_ending_in_a_block_scalar_line_like_a_comment_is_whole() {
+        let text = "extensions:\n  wasmgate:\n    cmd: /old\n    description: |\n      my notes\n      # step 2\n  # next\n  b:\n    cmd: b\n";
+        let back = remove_entry(text, Syntax::Yaml, &["extensions"], "wasmgate").unwrap();
+        assert_eq!(back, "extensions:\n  # next\n  b:\n    cmd: b\n");
+        let out = set_entry(text, Syntax::Yaml, &["extensions"], "wasmgate", &entry()).unwrap();
+        assert!(!out.contains("step 2") && out.contains("  # next\n  b:"), "{out}");
     }
 
     #[test]

@@ -337,6 +337,7 @@ pub(super) fn entry(text: &str, path: &[&str], name: &str) -> Result<Option<Valu
         }
     }
     find(&ms, name)
+        .filter(|raw| *raw != "null")
         .map(|raw| super::super::load::decode_json_within(body, raw))
         .transpose()
 }
