@@ -25,10 +25,67 @@ pub(super) fn diff_text(path: &Path, old: &str, new: &str, secrets: Vec<String>,
             crate::terminal::line(&path.display().to_string())
         );
     }
+    // Every secret in one text, to find a piece of one (a secret split
+    // over lines: YAML's `"correcthorse\` then `batterystaple"`).
+    let pieces = Pieces::new(&secrets);
     let redactor = crate::secret::Redactor::with_secrets(Vec::new(), secrets);
     shown_diff(path, old, new, &|l| redactor.redact_secrets(l), &|l| {
-        credential_numbers(&then(l))
+        pieces.redact(&credential_numbers(&then(l)))
     })
+}
+
+/// The file's secrets in one text, and how many more words of the diff
+/// may be looked up in it (each lookup reads up to 2 MiB).
+struct Pieces {
+    all: String,
+    budget: std::cell::Cell<usize>,
+}
+
+impl Pieces {
+    /// Shortest word looked up, in characters (as `secret::printed_forms`
+    /// takes a word of a multi-word secret).
+    const MIN_CHARS: usize = 8;
+
+    fn new(secrets: &[String]) -> Pieces {
+        Pieces {
+            all: secrets.join("\0"),
+            budget: std::cell::Cell::new(2048),
+        }
+    }
+
+    /// `line` with each word of at least [`Self::MIN_CHARS`] characters
+    /// (between spaces, quotes, escapes and punctuation) that is part of a
+    /// secret redacted: a secret split over lines leaves a piece on each,
+    /// which no whole-value search finds. Past the budget, words are not
+    /// looked up (the whole values were still redacted).
+    fn redact(&self, line: &str) -> String {
+        if self.all.is_empty() {
+            return line.to_string();
+        }
+        let is_edge = |c: char| c.is_whitespace() || "\"'\\,:;=()[]{}<>`".contains(c);
+        let mut out = String::with_capacity(line.len());
+        let mut rest = line;
+        while !rest.is_empty() {
+            let word_len = rest.find(is_edge).unwrap_or(rest.len());
+            if word_len == 0 {
+                let c = rest.chars().next().map_or(1, char::len_utf8);
+                out.push_str(&rest[..c]);
+                rest = &rest[c..];
+                continue;
+            }
+            let word = &rest[..word_len];
+            let secret_piece = word != crate::secret::REDACTED
+                && word.chars().count() >= Self::MIN_CHARS
+                && self.budget.get() > 0
+                && {
+                    self.budget.set(self.budget.get() - 1);
+                    memchr::memmem::find(self.all.as_bytes(), word.as_bytes()).is_some()
+                };
+            out.push_str(if secret_piece { crate::secret::REDACTED } else { word });
+            rest = &rest[word_len..];
+        }
+        out
+    }
 }
 
 /// A credential-named key and the number after it, unquoted (`SESSION_ID:
@@ -256,6 +313,15 @@ mod tests {
             redact_escaped(r#""DB_PASSWORD": "p\u00e4ssw0rd,tail-of-it""#, &comma, &cut),
             r#""DB_PASSWORD": "[REDACTED]""#
         );
+    }
+
+    #[test]
+    fn a_piece_of_a_secret_split_over_lines_is_redacted() {
+        let p = Pieces::new(&["correcthorsebatterystaple".to_string(), "short".to_string()]);
+        assert_eq!(p.redact(r#"    DB_PASSWORD: "correcthorse\"#), r#"    DB_PASSWORD: "[REDACTED]\"#);
+        assert_eq!(p.redact(r#"      batterystaple""#), r#"      [REDACTED]""#);
+        // Short words, and words of no secret, stay.
+        assert_eq!(p.redact("horse: staple, wasmgate"), "horse: staple, wasmgate");
     }
 
     #[test]
