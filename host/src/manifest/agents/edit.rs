@@ -406,10 +406,10 @@ fn toml_value(v: &Value) -> Result<toml_edit::Value, String> {
 }
 
 /// `text` parsed by `toml_edit`, changed by `edit`, and written back with
-/// the file's byte order mark and CRLF line ends, which `toml_edit` does
-/// not write back: a CRLF file came back LF throughout, so `--undo` did not
-/// restore it and the diff printed every line (the neighbours' secrets
-/// too).
+/// the file's byte order mark and each line's own end, which `toml_edit`
+/// does not write back: a CRLF file came back LF throughout, so `--undo`
+/// did not restore it and the diff printed every line (the neighbours'
+/// secrets too).
 fn toml_edited(
     text: &str,
     edit: impl FnOnce(&mut toml_edit::DocumentMut) -> Result<(), String>,
