@@ -236,18 +236,21 @@ pub fn remove_entry(
     let out = match syntax {
         // (JSON returned above; its syntax tree is JSONC's too.)
         Syntax::Jsonc | Syntax::Json => jsonc_edit(text, path, name, None)?,
-        Syntax::Toml => toml_edited(text, |doc| {
-            let mut cur = doc.as_item_mut();
-            for p in path {
-                cur = cur
-                    .get_mut(*p)
-                    .ok_or_else(|| format!("has no {}", path.join(".")))?;
-            }
-            if let Some(t) = cur.as_table_like_mut() {
-                t.remove(name);
-            }
-            Ok(())
-        })?,
+        Syntax::Toml => comments_above_kept(
+            text,
+            &toml_edited(text, |doc| {
+                let mut cur = doc.as_item_mut();
+                for p in path {
+                    cur = cur
+                        .get_mut(*p)
+                        .ok_or_else(|| format!("has no {}", path.join(".")))?;
+                }
+                if let Some(t) = cur.as_table_like_mut() {
+                    t.remove(name);
+                }
+                Ok(())
+            })?,
+        ),
         Syntax::Yaml => yaml_remove(text, path, name)?,
     };
     let after = decode(&out, syntax).map_err(edit_not_decoded)?;
@@ -463,6 +466,49 @@ fn with_line_ends_of(original: &str, edited: &str) -> String {
                         out.push_str(eol);
                     }
                 }
+            }
+        }
+    }
+    out
+}
+
+/// `edited` (`original` with an entry removed by `toml_edit`) with the
+/// comment lines that stood above the entry put back: `toml_edit` keeps
+/// them in the removed item's decor, so `--undo` dropped a user's comment
+/// (a file's header comment above its first, dotted-key entry). setup
+/// writes no comments, so a comment there is the user's; only the entry's
+/// own lines, from its first key or header on, go. Blank lines go with
+/// the entry unless a kept comment follows them.
+fn comments_above_kept(original: &str, edited: &str) -> String {
+    let plain = |t: &str| -> Vec<String> {
+        t.split_inclusive('\n')
+            .map(|l| l.trim_end_matches('\n').trim_end_matches('\r').to_string())
+            .collect()
+    };
+    let old_raw: Vec<&str> = original.split_inclusive('\n').collect();
+    let new_raw: Vec<&str> = edited.split_inclusive('\n').collect();
+    let ops = similar::capture_diff_slices(
+        similar::Algorithm::Myers,
+        &plain(original),
+        &plain(edited),
+    );
+    let comment = |l: &&str| l.trim_start().starts_with('#');
+    let mut out = String::with_capacity(original.len());
+    for op in ops {
+        match op {
+            similar::DiffOp::Equal { old_index, len, .. } => {
+                old_raw[old_index..old_index + len].iter().for_each(|l| out.push_str(l));
+            }
+            similar::DiffOp::Delete { old_index, old_len, .. } => {
+                let run = &old_raw[old_index..old_index + old_len];
+                let first = run.iter().position(|l| !l.trim().is_empty() && !comment(l));
+                let above = &run[..first.unwrap_or(run.len())];
+                let kept = above.iter().rposition(comment).map_or(0, |i| i + 1);
+                above[..kept].iter().for_each(|l| out.push_str(l));
+            }
+            similar::DiffOp::Insert { new_index, new_len, .. }
+            | similar::DiffOp::Replace { new_index, new_len, .. } => {
+                new_raw[new_index..new_index + new_len].iter().for_each(|l| out.push_str(l));
             }
         }
     }
@@ -961,6 +1007,34 @@ mod tests {
         assert_eq!(get(&decode(&out, Syntax::Toml).unwrap(), &["mcp_servers"], "wasmgate"), Some(&entry()));
         let back = remove_entry(&out, Syntax::Toml, &["mcp_servers"], "wasmgate").unwrap();
         assert_eq!(back, text);
+    }
+
+    #[test]
+    fn a_toml_undo_keeps_the_users_comments_above_the_entry() {
+        // A comment above the entry is the user's (setup writes none): it
+        // stays, as does a comment inside the file after the entry.
+        for (text, want) in [
+            (
+                "# my codex config\nmcp_servers.wasmgate.command = \"w\"\nmodel = \"o3\"\n",
+                "# my codex config\nmodel = \"o3\"\n",
+            ),
+            (
+                "model = \"o3\"\n\n# the gateway\r\n[mcp_servers.wasmgate]\ncommand = \"w\"\n\n[mcp_servers.docs]\ncommand = \"d\"\n",
+                "model = \"o3\"\n\n# the gateway\r\n[mcp_servers.docs]\ncommand = \"d\"\n",
+            ),
+            (
+                "# top\n\n[mcp_servers.wasmgate]\n# mine, inside\ncommand = \"w\"\n",
+                "# top\n",
+            ),
+        ] {
+            let back = remove_entry(text, Syntax::Toml, &["mcp_servers"], "wasmgate").unwrap();
+            assert_eq!(back, want, "{text:?}");
+        }
+        // setup's own entry, set and undone, leaves no blank line behind.
+        let text = "model = \"o3\"\n";
+        let out = set_entry(text, Syntax::Toml, &["mcp_servers"], "wasmgate", &entry()).unwrap();
+        let back = remove_entry(&out, Syntax::Toml, &["mcp_servers"], "wasmgate").unwrap();
+        assert_eq!(back, text, "{out:?}");
     }
 
     #[test]
