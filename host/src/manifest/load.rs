@@ -377,8 +377,16 @@ pub(crate) fn not_json(text: &str, at: usize, e: &serde_json::Error) -> String {
                 end += 1;
             }
             let before = &text[..end];
-            let line = memchr::memchr_iter(b'\n', before.as_bytes()).count() + 1;
-            let column = before.rsplit('\n').next().unwrap_or("").chars().count();
+            // An editor also ends a line at a lone CR (a classic Mac file,
+            // which serde_json reads as one line), and shows no column for
+            // a byte order mark.
+            let lone_cr = memchr::memchr_iter(b'\r', before.as_bytes())
+                .filter(|&i| text.as_bytes().get(i + 1) != Some(&b'\n'))
+                .count();
+            let line = memchr::memchr_iter(b'\n', before.as_bytes()).count() + lone_cr + 1;
+            let last = before.rsplit(['\n', '\r']).next().unwrap_or("");
+            let last = if line == 1 { last.trim_start_matches('\u{feff}') } else { last };
+            let column = last.chars().count();
             format!("{what} at line {line} column {column}")
         }
         _ => words,
@@ -1062,6 +1070,16 @@ mod tests {
         let e = serde_json::from_str::<serde_json::Value>(inner).unwrap_err();
         let said = super::not_json(whole, whole.len() - inner.len(), &e);
         assert!(said.contains("at line 5 column 1"), "{said} ({e})");
+        // Lines end at a lone CR too; CRLF is one end; a byte order mark
+        // is no column.
+        for text in ["{\r  \"eeee\": 1,\r}", "{\r\n  \"eeee\": 1,\r\n}"] {
+            let e = serde_json::from_str::<serde_json::Value>(text).unwrap_err();
+            let said = super::not_json(text, 0, &e);
+            assert!(said.ends_with("at line 3 column 1"), "{text:?}: {said}");
+        }
+        let text = "\u{feff}{\"eeee\": tru}";
+        let e = serde_json::from_str::<serde_json::Value>(&text[3..]).unwrap_err();
+        assert!(super::not_json(text, 3, &e).ends_with("line 1 column 13"));
     }
     use crate::document::Value;
 

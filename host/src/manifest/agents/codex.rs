@@ -89,7 +89,10 @@ pub(crate) fn not_toml(text: &str, message: &str, span: Option<std::ops::Range<u
     match span.and_then(|r| text.get(..r.start)) {
         Some(before) => {
             let line = before.matches('\n').count() + 1;
-            let column = before.rsplit('\n').next().unwrap_or("").chars().count() + 1;
+            // A byte order mark is no column in an editor.
+            let last = before.rsplit('\n').next().unwrap_or("");
+            let last = if line == 1 { last.trim_start_matches('\u{feff}') } else { last };
+            let column = last.chars().count() + 1;
             format!("is not valid TOML at line {line}, column {column}: {what}")
         }
         None => format!("is not valid TOML: {what}"),
@@ -303,6 +306,18 @@ mod tests {
 
     fn ctx() -> ManifestContext {
         ManifestContext::new("config.toml", std::path::PathBuf::from("/nonexistent"))
+    }
+
+    #[test]
+    fn a_toml_error_is_placed_as_an_editor_counts_without_the_byte_order_mark() {
+        for (text, at) in [
+            ("x = = 1\n", "line 1, column 5:"),
+            ("\u{feff}x = = 1\n", "line 1, column 5:"),
+            ("\u{feff}a = \"\u{e9}\"\nb = = 1\n", "line 2, column 5:"),
+        ] {
+            let e = decode(text, &ctx()).err().unwrap();
+            assert!(e.contains(at), "{text:?}: {e}");
+        }
     }
 
     #[test]
