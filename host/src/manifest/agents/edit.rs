@@ -425,6 +425,27 @@ fn toml_edited(
     Ok(format!("{bom}{}", with_line_ends_of(body, &doc.to_string())))
 }
 
+/// The lines of an edit's two texts (each with its own end) and the
+/// operations that turn the old into the new, lines compared without
+/// their ends.
+struct LineDiff<'a> {
+    old_raw: Vec<&'a str>,
+    new_raw: Vec<&'a str>,
+    ops: Vec<similar::DiffOp>,
+}
+
+impl<'a> LineDiff<'a> {
+    fn of(original: &'a str, edited: &'a str) -> LineDiff<'a> {
+        let raw = |t: &'a str| -> Vec<&'a str> { t.split_inclusive('\n').collect() };
+        let (old_raw, new_raw) = (raw(original), raw(edited));
+        let plain = |ls: &[&str]| -> Vec<String> {
+            ls.iter().map(|l| l.trim_end_matches('\n').trim_end_matches('\r').to_string()).collect()
+        };
+        let ops = similar::capture_diff_slices(similar::Algorithm::Myers, &plain(&old_raw), &plain(&new_raw));
+        LineDiff { old_raw, new_raw, ops }
+    }
+}
+
 /// `edited` (an edit of `original` that may have changed its line ends)
 /// with every line it kept ending as it did in `original`, and each new
 /// line with the file's usual end (`\r\n` where most lines have it): an
@@ -433,15 +454,7 @@ fn toml_edited(
 fn with_line_ends_of(original: &str, edited: &str) -> String {
     let crlf = original.matches("\r\n").count();
     let eol = if crlf > original.matches('\n').count() - crlf { "\r\n" } else { "\n" };
-    let plain = |t: &str| -> Vec<String> {
-        t.split_inclusive('\n')
-            .map(|l| l.trim_end_matches('\n').trim_end_matches('\r').to_string())
-            .collect()
-    };
-    let (old_lines, new_lines) = (plain(original), plain(edited));
-    let old_raw: Vec<&str> = original.split_inclusive('\n').collect();
-    let new_raw: Vec<&str> = edited.split_inclusive('\n').collect();
-    let ops = similar::capture_diff_slices(similar::Algorithm::Myers, &old_lines, &new_lines);
+    let LineDiff { old_raw, new_raw, ops } = LineDiff::of(original, edited);
     let mut out = String::with_capacity(edited.len() + edited.len() / 32);
     // A kept last line without an end, now followed by another, gets one.
     let push = |out: &mut String, l: &str| {
@@ -480,18 +493,7 @@ fn with_line_ends_of(original: &str, edited: &str) -> String {
 /// own lines, from its first key or header on, go. Blank lines go with
 /// the entry unless a kept comment follows them.
 fn comments_above_kept(original: &str, edited: &str) -> String {
-    let plain = |t: &str| -> Vec<String> {
-        t.split_inclusive('\n')
-            .map(|l| l.trim_end_matches('\n').trim_end_matches('\r').to_string())
-            .collect()
-    };
-    let old_raw: Vec<&str> = original.split_inclusive('\n').collect();
-    let new_raw: Vec<&str> = edited.split_inclusive('\n').collect();
-    let ops = similar::capture_diff_slices(
-        similar::Algorithm::Myers,
-        &plain(original),
-        &plain(edited),
-    );
+    let LineDiff { old_raw, new_raw, ops } = LineDiff::of(original, edited);
     let comment = |l: &&str| l.trim_start().starts_with('#');
     let mut out = String::with_capacity(original.len());
     for op in ops {
