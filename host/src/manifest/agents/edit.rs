@@ -236,9 +236,11 @@ pub fn remove_entry(
     let out = match syntax {
         // (JSON returned above; its syntax tree is JSONC's too.)
         Syntax::Jsonc | Syntax::Json => jsonc_edit(text, path, name, None)?,
-        Syntax::Toml => comments_above_kept(
-            text,
-            &toml_edited(text, |doc| {
+        Syntax::Toml => {
+            let mut above = Vec::new();
+            let edited = toml_edited(text, |doc| {
+                above = comments_above(doc, path, name);
+                let was_last = closing_space(doc, path);
                 let mut cur = doc.as_item_mut();
                 for p in path {
                     cur = cur
@@ -248,9 +250,11 @@ pub fn remove_entry(
                 if let Some(t) = cur.as_table_like_mut() {
                     t.remove(name);
                 }
+                closing_space_kept(doc, path, was_last);
                 Ok(())
-            })?,
-        ),
+            })?;
+            comments_above_kept(text, &edited, &above)
+        }
         Syntax::Yaml => yaml_remove(text, path, name)?,
     };
     let after = decode(&out, syntax).map_err(edit_not_decoded)?;
@@ -471,12 +475,26 @@ fn with_line_ends_of(original: &str, edited: &str) -> String {
                 }
             }
             similar::DiffOp::Delete { .. } => {}
-            similar::DiffOp::Insert { new_index, new_len, .. }
-            | similar::DiffOp::Replace { new_index, new_len, .. } => {
+            similar::DiffOp::Insert { new_index, new_len, .. } => {
                 for l in &new_raw[new_index..new_index + new_len] {
                     push(&mut out, l.trim_end_matches('\n').trim_end_matches('\r'));
                     if l.ends_with('\n') {
                         out.push_str(eol);
+                    }
+                }
+            }
+            // A line changed in place ends as the line it replaces did
+            // (an inline `mcp_servers = {…}` line in a file of mixed ends).
+            similar::DiffOp::Replace { old_index, old_len, new_index, new_len } => {
+                for (i, l) in new_raw[new_index..new_index + new_len].iter().enumerate() {
+                    push(&mut out, l.trim_end_matches('\n').trim_end_matches('\r'));
+                    if l.ends_with('\n') {
+                        let was = (i < old_len).then(|| old_raw[old_index + i]);
+                        out.push_str(match was {
+                            Some(w) if w.ends_with("\r\n") => "\r\n",
+                            Some(w) if w.ends_with('\n') => "\n",
+                            _ => eol,
+                        });
                     }
                 }
             }
@@ -485,40 +503,130 @@ fn with_line_ends_of(original: &str, edited: &str) -> String {
     out
 }
 
-/// `edited` (`original` with an entry removed by `toml_edit`) with the
-/// comment lines that stood above the entry put back: `toml_edit` keeps
-/// them in the removed item's decor, so `--undo` dropped a user's comment
-/// (a file's header comment above its first, dotted-key entry). setup
-/// writes no comments, so a comment there is the user's; only the entry's
-/// own lines, from its first key or header on, go. Blank lines go with
-/// the entry unless a kept comment follows them.
-fn comments_above_kept(original: &str, edited: &str) -> String {
-    let LineDiff { old_raw, new_raw, ops } = LineDiff::of(original, edited);
-    let comment = |l: &&str| l.trim_start().starts_with('#');
-    let mut out = String::with_capacity(original.len());
-    for op in ops {
-        match op {
-            similar::DiffOp::Equal { old_index, len, .. } => {
-                old_raw[old_index..old_index + len].iter().for_each(|l| out.push_str(l));
-            }
-            similar::DiffOp::Delete { old_index, old_len, .. } => {
-                let run = &old_raw[old_index..old_index + old_len];
-                let first = run.iter().position(|l| !l.trim().is_empty() && !comment(l));
-                let above = &run[..first.unwrap_or(run.len())];
-                let kept = above.iter().rposition(comment).map_or(0, |i| i + 1);
-                above[..kept].iter().for_each(|l| out.push_str(l));
-            }
-            similar::DiffOp::Insert { new_index, new_len, .. }
-            | similar::DiffOp::Replace { new_index, new_len, .. } => {
-                new_raw[new_index..new_index + new_len].iter().for_each(|l| out.push_str(l));
-            }
+/// The comment lines `toml_edit` holds as standing above the entry `name`
+/// at `path`: a `[header]`'s prefix, or that of the key that starts a
+/// dotted (`mcp_servers.wasmgate.command = …`) or inline entry.
+fn comments_above(doc: &toml_edit::DocumentMut, path: &[&str], name: &str) -> Vec<String> {
+    fn first_line(t: &toml_edit::Table) -> Option<&toml_edit::RawString> {
+        let (k, v) = t.iter().next()?;
+        match v {
+            toml_edit::Item::Table(inner) if inner.is_dotted() => first_line(inner),
+            _ => t.key(k)?.leaf_decor().prefix(),
         }
     }
-    out
+    let mut item = doc.as_item();
+    for p in path {
+        match item.get(*p) {
+            Some(i) => item = i,
+            None => return Vec::new(),
+        }
+    }
+    let Some((key, entry)) = item.as_table_like().and_then(|t| t.get_key_value(name)) else {
+        return Vec::new();
+    };
+    let prefix = match entry {
+        toml_edit::Item::Table(t) if t.is_dotted() => first_line(t),
+        toml_edit::Item::Table(t) => t.decor().prefix(),
+        _ => key.leaf_decor().prefix(),
+    };
+    prefix
+        .and_then(toml_edit::RawString::as_str)
+        .map(|p| p.lines().filter(|l| is_toml_comment(l)).map(|l| l.trim_end_matches('\r').to_string()).collect())
+        .unwrap_or_default()
+}
+
+fn is_toml_comment(l: &str) -> bool {
+    l.trim_start_matches('\u{feff}').trim_start().starts_with('#')
+}
+
+/// `edited` (`original` with the entry removed by `toml_edit`) with the
+/// comment lines `above` it (see [`comments_above`]) put back where they
+/// stood: `toml_edit` drops them with the entry, so `--undo` lost a
+/// user's comment (a file's header comment above a dotted-key entry).
+/// setup writes no comments, so those are the user's. Only where the edit
+/// is one run of lines taken out and that run starts with exactly those
+/// comments (identical lines may make a diff start it lower: it is slid
+/// up); otherwise `edited` as it is. Blank lines go with the entry unless
+/// a kept comment follows them.
+fn comments_above_kept(original: &str, edited: &str, above: &[String]) -> String {
+    if above.is_empty() {
+        return edited.to_string();
+    }
+    let (bom, body) = super::json_edit::split_bom(original);
+    let LineDiff { old_raw, ops, .. } = LineDiff::of(body, super::json_edit::split_bom(edited).1);
+    let mut deleted = ops.iter().filter(|op| !matches!(op, similar::DiffOp::Equal { .. }));
+    let (Some(&similar::DiffOp::Delete { old_index, old_len, .. }), None) = (deleted.next(), deleted.next()) else {
+        return edited.to_string();
+    };
+    let plain = |l: &str| l.trim_end_matches('\n').trim_end_matches('\r').to_string();
+    let leading = |from: usize| -> Option<usize> {
+        let run = &old_raw[from..from + old_len];
+        let first = run.iter().position(|l| !l.trim().is_empty() && !is_toml_comment(l))?;
+        let comments: Vec<String> = run[..first].iter().filter(|l| is_toml_comment(l)).map(|l| plain(l)).collect();
+        (comments == above).then(|| run[..first].iter().rposition(|l| is_toml_comment(l)).map_or(0, |i| i + 1))
+    };
+    let mut from = old_index;
+    loop {
+        if let Some(kept) = leading(from) {
+            let mut out = String::with_capacity(original.len());
+            out.push_str(bom);
+            old_raw[..from + kept].iter().for_each(|l| out.push_str(l));
+            old_raw[from + old_len..].iter().for_each(|l| out.push_str(l));
+            return out;
+        }
+        // The run may equally start a line higher when that line is the
+        // same as its last.
+        match from.checked_sub(1) {
+            Some(up) if plain(old_raw[up]) == plain(old_raw[up + old_len]) => from = up,
+            _ => return edited.to_string(),
+        }
+    }
 }
 
 fn toml_set(text: &str, path: &[&str], entries: &[(&str, &Value)]) -> Result<String, String> {
-    toml_edited(text, |doc| toml_set_in(text, doc, path, entries))
+    toml_edited(text, |doc| {
+        let was_last = closing_space(doc, path);
+        toml_set_in(text, doc, path, entries)?;
+        closing_space_kept(doc, path, was_last);
+        Ok(())
+    })
+}
+
+/// The last member of the inline table at `path` (`mcp_servers = { a =
+/// … }`) and the space after its value, before the `}`.
+fn closing_space(doc: &toml_edit::DocumentMut, path: &[&str]) -> Option<(String, String)> {
+    let mut item = doc.as_item();
+    for p in path {
+        item = item.get(*p)?;
+    }
+    let (key, value) = item.as_inline_table()?.iter().last()?;
+    let space = value.decor().suffix()?.as_str()?;
+    space.trim().is_empty().then(|| (key.to_string(), space.to_string()))
+}
+
+/// The space before an inline table's `}` kept there when its last member
+/// changed (an entry added after it, or the last one removed): `toml_edit`
+/// leaves it on the old last value, `{ a = 1 , wasmgate = … }`.
+fn closing_space_kept(doc: &mut toml_edit::DocumentMut, path: &[&str], was: Option<(String, String)>) {
+    let Some((key, space)) = was else { return };
+    let mut item = doc.as_item_mut();
+    for p in path {
+        match item.get_mut(*p) {
+            Some(i) => item = i,
+            None => return,
+        }
+    }
+    let Some(t) = item.as_inline_table_mut() else { return };
+    let Some(last) = t.iter().last().map(|(k, _)| k.to_string()) else { return };
+    if last == key {
+        return;
+    }
+    if let Some(v) = t.get_mut(&key) {
+        v.decor_mut().set_suffix("");
+    }
+    if let Some(v) = t.get_mut(&last) {
+        v.decor_mut().set_suffix(space);
+    }
 }
 
 fn toml_set_in(
@@ -964,6 +1072,9 @@ mod tests {
             assert_eq!(back, text, "{syntax:?}");
         }
         assert_eq!(with_line_ends_of("a\r\nb", "a\nb\nc\n"), "a\r\nb\r\nc\r\n");
+        // A line changed in place keeps its own end, not the usual one.
+        assert_eq!(with_line_ends_of("a\r\nb\nc\r\n", "a\nB\nc\n"), "a\r\nB\nc\r\n");
+        assert_eq!(with_line_ends_of("a\nb\r\nc\n", "a\nB\nc\n"), "a\nB\r\nc\n");
         assert_eq!(with_line_ends_of("a\nb\r\nc", "a\nc\n"), "a\nc");
     }
 
@@ -1006,6 +1117,14 @@ mod tests {
         let text = "mcp_servers = { a = { command = \"a\" } }\n";
         let out = set_entry(text, Syntax::Toml, &["mcp_servers"], "wasmgate", &entry()).unwrap();
         assert_eq!(out.lines().count(), 1, "{out}");
+        // The space before the `}` stays there, not before the comma.
+        assert!(out.starts_with("mcp_servers = { a = { command = \"a\" }, wasmgate = {"), "{out}");
+        assert!(out.ends_with("] } }\n"), "{out}");
+        let tight = "mcp_servers = {a = {command = \"a\"}}\n";
+        let out = set_entry(tight, Syntax::Toml, &["mcp_servers"], "wasmgate", &entry()).unwrap();
+        assert!(out.starts_with("mcp_servers = {a = {command = \"a\"}, wasmgate = {") && out.ends_with("}}\n"), "{out}");
+        assert_eq!(remove_entry(&out, Syntax::Toml, &["mcp_servers"], "wasmgate").unwrap(), tight);
+        let out = set_entry(text, Syntax::Toml, &["mcp_servers"], "wasmgate", &entry()).unwrap();
         assert_eq!(get(&decode(&out, Syntax::Toml).unwrap(), &["mcp_servers"], "wasmgate"), Some(&entry()));
         let back = remove_entry(&out, Syntax::Toml, &["mcp_servers"], "wasmgate").unwrap();
         assert_eq!(back, text);
@@ -1028,10 +1147,34 @@ mod tests {
                 "# top\n\n[mcp_servers.wasmgate]\n# mine, inside\ncommand = \"w\"\n",
                 "# top\n",
             ),
+            (
+                "\u{feff}# my codex config\n[mcp_servers.wasmgate]\ncommand = \"w\"\n[b]\n",
+                "\u{feff}# my codex config\n[b]\n",
+            ),
+            // The same comment above the entry and above what follows it.
+            (
+                "a = 1\n# c\n[mcp_servers.wasmgate]\ncommand = \"w\"\nargs = [\"serve\"]\n# c\n[b]\n",
+                "a = 1\n# c\n# c\n[b]\n",
+            ),
+            // Lines of the entry's strings that read like comments go
+            // with it, also when its sub-table stands apart.
+            (
+                "[mcp_servers.wasmgate]\ncommand = \"w\"\nd = \"\"\"\n[b]\n# y\n\"\"\"\n[b]\n[mcp_servers.wasmgate.env]\n",
+                "[b]\n",
+            ),
+            (
+                "[mcp_servers.wasmgate]\ncommand = \"w\"\n[other]\nx = \"\"\"\n# y\n\"\"\"\n[mcp_servers.wasmgate.env]\nK = \"\"\"\n# y\n\"\"\"\n",
+                "[other]\nx = \"\"\"\n# y\n\"\"\"\n",
+            ),
         ] {
             let back = remove_entry(text, Syntax::Toml, &["mcp_servers"], "wasmgate").unwrap();
             assert_eq!(back, want, "{text:?}");
         }
+        // Where toml_edit moves a line (dotted keys of one table apart),
+        // no comment is put back twice.
+        let text = "a.x = 1\nk1 = 2\n# about y\na.y = 3\n[mcp_servers.wasmgate]\ncommand = \"w\"\n";
+        let back = remove_entry(text, Syntax::Toml, &["mcp_servers"], "wasmgate").unwrap();
+        assert_eq!(back.matches("# about y").count(), 1, "{back}");
         // setup's own entry, set and undone, leaves no blank line behind.
         let text = "model = \"o3\"\n";
         let out = set_entry(text, Syntax::Toml, &["mcp_servers"], "wasmgate", &entry()).unwrap();
