@@ -88,9 +88,11 @@ pub(crate) fn not_toml(text: &str, message: &str, span: Option<std::ops::Range<u
     };
     match span.and_then(|r| text.get(..r.start)) {
         Some(before) => {
-            let line = before.matches('\n').count() + 1;
-            // A byte order mark is no column in an editor.
-            let last = before.rsplit('\n').next().unwrap_or("");
+            // An editor ends a line at a lone CR too (TOML refuses one),
+            // and shows no column for a byte order mark.
+            let lone_cr = before.match_indices('\r').filter(|(i, _)| text.as_bytes().get(i + 1) != Some(&b'\n')).count();
+            let line = before.matches('\n').count() + lone_cr + 1;
+            let last = before.rsplit(['\n', '\r']).next().unwrap_or("");
             let last = if line == 1 { last.trim_start_matches('\u{feff}') } else { last };
             let column = last.chars().count() + 1;
             format!("is not valid TOML at line {line}, column {column}: {what}")
@@ -314,6 +316,7 @@ mod tests {
             ("x = = 1\n", "line 1, column 5:"),
             ("\u{feff}x = = 1\n", "line 1, column 5:"),
             ("\u{feff}a = \"\u{e9}\"\nb = = 1\n", "line 2, column 5:"),
+            ("a = 1\rb = = 2\r\n", "line 2, column "),
         ] {
             let e = decode(text, &ctx()).err().unwrap();
             assert!(e.contains(at), "{text:?}: {e}");
