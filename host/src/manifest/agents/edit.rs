@@ -500,6 +500,14 @@ fn with_line_ends_of(original: &str, edited: &str) -> String {
             }
         }
     }
+    // A file that did not end with a line end still does not, so set and
+    // undo give it back byte for byte.
+    if !original.is_empty() && !original.ends_with('\n') {
+        let end = out.strip_suffix("\r\n").or_else(|| out.strip_suffix('\n')).map(str::len);
+        if let Some(end) = end {
+            out.truncate(end);
+        }
+    }
     out
 }
 
@@ -1071,7 +1079,7 @@ mod tests {
             let back = remove_entry(&out, syntax, &[path], "wasmgate").unwrap();
             assert_eq!(back, text, "{syntax:?}");
         }
-        assert_eq!(with_line_ends_of("a\r\nb", "a\nb\nc\n"), "a\r\nb\r\nc\r\n");
+        assert_eq!(with_line_ends_of("a\r\nb", "a\nb\nc\n"), "a\r\nb\r\nc");
         // A line changed in place keeps its own end, not the usual one.
         assert_eq!(with_line_ends_of("a\r\nb\nc\r\n", "a\nB\nc\n"), "a\r\nB\nc\r\n");
         assert_eq!(with_line_ends_of("a\nb\r\nc\n", "a\nB\nc\n"), "a\nB\r\nc\n");
@@ -1175,6 +1183,17 @@ mod tests {
         let text = "a.x = 1\nk1 = 2\n# about y\na.y = 3\n[mcp_servers.wasmgate]\ncommand = \"w\"\n";
         let back = remove_entry(text, Syntax::Toml, &["mcp_servers"], "wasmgate").unwrap();
         assert_eq!(back.matches("# about y").count(), 1, "{back}");
+        // A file without a final line end keeps none, set and undone.
+        for (syntax, path, text) in [
+            (Syntax::Toml, "mcp_servers", "model = \"o3\""),
+            (Syntax::Yaml, "extensions", "a: 1\nextensions:\n  b:\n    cmd: b"),
+            (Syntax::Yaml, "extensions", "extensions:\r\n  b:\r\n    cmd: b"),
+        ] {
+            let out = set_entry(text, syntax, &[path], "wasmgate", &entry()).unwrap();
+            assert!(out.starts_with(text) && !out.ends_with('\n'), "{out:?}");
+            let back = remove_entry(&out, syntax, &[path], "wasmgate").unwrap();
+            assert_eq!(back, text, "{out:?}");
+        }
         // setup's own entry, set and undone, leaves no blank line behind.
         let text = "model = \"o3\"\n";
         let out = set_entry(text, Syntax::Toml, &["mcp_servers"], "wasmgate", &entry()).unwrap();
