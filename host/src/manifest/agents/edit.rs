@@ -161,7 +161,7 @@ pub fn set_entries(
             }
             t
         }
-        Syntax::Toml => toml_set(text, path, entries)?,
+        Syntax::Toml => toml_set(text, &before, path, entries)?,
         Syntax::Yaml => {
             // An entry there is replaced where it stands; the others are
             // added at the end of the block.
@@ -236,25 +236,20 @@ pub fn remove_entry(
     let out = match syntax {
         // (JSON returned above; its syntax tree is JSONC's too.)
         Syntax::Jsonc | Syntax::Json => jsonc_edit(text, path, name, None)?,
-        Syntax::Toml => {
+        Syntax::Toml => without_bom(text, |body| {
             let mut above = Vec::new();
-            let edited = toml_edited(text, |doc| {
+            let edited = toml_edited(body, |doc| {
                 above = comments_above(doc, path, name);
                 let was_last = closing_space(doc, path);
-                let mut cur = doc.as_item_mut();
-                for p in path {
-                    cur = cur
-                        .get_mut(*p)
-                        .ok_or_else(|| format!("has no {}", path.join(".")))?;
-                }
-                if let Some(t) = cur.as_table_like_mut() {
+                let at = item_at_mut(doc, path).ok_or_else(|| format!("has no {}", path.join(".")))?;
+                if let Some(t) = at.as_table_like_mut() {
                     t.remove(name);
                 }
                 closing_space_kept(doc, path, was_last);
                 Ok(())
             })?;
-            comments_above_kept(text, &edited, &above)
-        }
+            Ok(comments_above_kept(body, &edited, &above))
+        })?,
         Syntax::Yaml => yaml_remove(text, path, name)?,
     };
     let after = decode(&out, syntax).map_err(edit_not_decoded)?;
@@ -412,21 +407,20 @@ fn toml_value(v: &Value) -> Result<toml_edit::Value, String> {
     })
 }
 
-/// `text` parsed by `toml_edit`, changed by `edit`, and written back with
-/// the file's byte order mark and each line's own end, which `toml_edit`
-/// does not write back: a CRLF file came back LF throughout, so `--undo`
+/// `body` (a file without its byte order mark: callers go through
+/// [`without_bom`]) parsed by `toml_edit`, changed by `edit`, and written
+/// back with each line's own end, which `toml_edit` does not write back: a CRLF file came back LF throughout, so `--undo`
 /// did not restore it and the diff printed every line (the neighbours'
 /// secrets too).
 fn toml_edited(
-    text: &str,
+    body: &str,
     edit: impl FnOnce(&mut toml_edit::DocumentMut) -> Result<(), String>,
 ) -> Result<String, String> {
-    let (bom, body) = super::json_edit::split_bom(text);
     let mut doc: toml_edit::DocumentMut = body
         .parse()
         .map_err(|e: toml_edit::TomlError| super::codex::not_toml(body, e.message(), e.span()))?;
     edit(&mut doc)?;
-    Ok(format!("{bom}{}", with_line_ends_of(body, &doc.to_string())))
+    Ok(with_line_ends_of(body, &doc.to_string()))
 }
 
 /// The lines of an edit's two texts (each with its own end) and the
@@ -442,12 +436,15 @@ impl<'a> LineDiff<'a> {
     fn of(original: &'a str, edited: &'a str) -> LineDiff<'a> {
         let raw = |t: &'a str| -> Vec<&'a str> { t.split_inclusive('\n').collect() };
         let (old_raw, new_raw) = (raw(original), raw(edited));
-        let plain = |ls: &[&str]| -> Vec<String> {
-            ls.iter().map(|l| l.trim_end_matches('\n').trim_end_matches('\r').to_string()).collect()
-        };
+        let plain = |ls: &[&'a str]| -> Vec<&'a str> { ls.iter().map(|l| line_text(l)).collect() };
         let ops = similar::capture_diff_slices(similar::Algorithm::Myers, &plain(&old_raw), &plain(&new_raw));
         LineDiff { old_raw, new_raw, ops }
     }
+}
+
+/// A line without its end (`\n`, `\r\n`).
+fn line_text(l: &str) -> &str {
+    l.trim_end_matches('\n').trim_end_matches('\r')
 }
 
 /// `edited` (an edit of `original` that may have changed its line ends)
@@ -477,7 +474,7 @@ fn with_line_ends_of(original: &str, edited: &str) -> String {
             similar::DiffOp::Delete { .. } => {}
             similar::DiffOp::Insert { new_index, new_len, .. } => {
                 for l in &new_raw[new_index..new_index + new_len] {
-                    push(&mut out, l.trim_end_matches('\n').trim_end_matches('\r'));
+                    push(&mut out, line_text(l));
                     if l.ends_with('\n') {
                         out.push_str(eol);
                     }
@@ -487,7 +484,7 @@ fn with_line_ends_of(original: &str, edited: &str) -> String {
             // (an inline `mcp_servers = {…}` line in a file of mixed ends).
             similar::DiffOp::Replace { old_index, old_len, new_index, new_len } => {
                 for (i, l) in new_raw[new_index..new_index + new_len].iter().enumerate() {
-                    push(&mut out, l.trim_end_matches('\n').trim_end_matches('\r'));
+                    push(&mut out, line_text(l));
                     if l.ends_with('\n') {
                         let was = (i < old_len).then(|| old_raw[old_index + i]);
                         out.push_str(match was {
@@ -522,14 +519,7 @@ fn comments_above(doc: &toml_edit::DocumentMut, path: &[&str], name: &str) -> Ve
             _ => t.key(k)?.leaf_decor().prefix(),
         }
     }
-    let mut item = doc.as_item();
-    for p in path {
-        match item.get(*p) {
-            Some(i) => item = i,
-            None => return Vec::new(),
-        }
-    }
-    let Some((key, entry)) = item.as_table_like().and_then(|t| t.get_key_value(name)) else {
+    let Some((key, entry)) = item_at(doc, path).and_then(|i| i.as_table_like()?.get_key_value(name)) else {
         return Vec::new();
     };
     let prefix = match entry {
@@ -539,7 +529,7 @@ fn comments_above(doc: &toml_edit::DocumentMut, path: &[&str], name: &str) -> Ve
     };
     prefix
         .and_then(toml_edit::RawString::as_str)
-        .map(|p| p.lines().filter(|l| is_toml_comment(l)).map(|l| l.trim_end_matches('\r').to_string()).collect())
+        .map(|p| p.lines().filter(|l| is_toml_comment(l)).map(|l| line_text(l).to_string()).collect())
         .unwrap_or_default()
 }
 
@@ -560,24 +550,21 @@ fn comments_above_kept(original: &str, edited: &str, above: &[String]) -> String
     if above.is_empty() {
         return edited.to_string();
     }
-    let (bom, body) = super::json_edit::split_bom(original);
-    let LineDiff { old_raw, ops, .. } = LineDiff::of(body, super::json_edit::split_bom(edited).1);
+    let LineDiff { old_raw, ops, .. } = LineDiff::of(original, edited);
     let mut deleted = ops.iter().filter(|op| !matches!(op, similar::DiffOp::Equal { .. }));
     let (Some(&similar::DiffOp::Delete { old_index, old_len, .. }), None) = (deleted.next(), deleted.next()) else {
         return edited.to_string();
     };
-    let plain = |l: &str| l.trim_end_matches('\n').trim_end_matches('\r').to_string();
     let leading = |from: usize| -> Option<usize> {
         let run = &old_raw[from..from + old_len];
         let first = run.iter().position(|l| !l.trim().is_empty() && !is_toml_comment(l))?;
-        let comments: Vec<String> = run[..first].iter().filter(|l| is_toml_comment(l)).map(|l| plain(l)).collect();
+        let comments: Vec<&str> = run[..first].iter().filter(|l| is_toml_comment(l)).map(|l| line_text(l)).collect();
         (comments == above).then(|| run[..first].iter().rposition(|l| is_toml_comment(l)).map_or(0, |i| i + 1))
     };
     let mut from = old_index;
     loop {
         if let Some(kept) = leading(from) {
             let mut out = String::with_capacity(original.len());
-            out.push_str(bom);
             old_raw[..from + kept].iter().for_each(|l| out.push_str(l));
             old_raw[from + old_len..].iter().for_each(|l| out.push_str(l));
             return out;
@@ -585,29 +572,38 @@ fn comments_above_kept(original: &str, edited: &str, above: &[String]) -> String
         // The run may equally start a line higher when that line is the
         // same as its last.
         match from.checked_sub(1) {
-            Some(up) if plain(old_raw[up]) == plain(old_raw[up + old_len]) => from = up,
+            Some(up) if line_text(old_raw[up]) == line_text(old_raw[up + old_len]) => from = up,
             _ => return edited.to_string(),
         }
     }
 }
 
-fn toml_set(text: &str, path: &[&str], entries: &[(&str, &Value)]) -> Result<String, String> {
-    toml_edited(text, |doc| {
-        let was_last = closing_space(doc, path);
-        toml_set_in(text, doc, path, entries)?;
-        closing_space_kept(doc, path, was_last);
-        Ok(())
+/// `text` (decoded: `before`) with `entries` set under `path`.
+fn toml_set(text: &str, before: &Value, path: &[&str], entries: &[(&str, &Value)]) -> Result<String, String> {
+    without_bom(text, |body| {
+        toml_edited(body, |doc| {
+            let was_last = closing_space(doc, path);
+            toml_set_in(before, doc, path, entries)?;
+            closing_space_kept(doc, path, was_last);
+            Ok(())
+        })
     })
+}
+
+/// The item at `path` of `doc`, if there is one.
+fn item_at<'a>(doc: &'a toml_edit::DocumentMut, path: &[&str]) -> Option<&'a toml_edit::Item> {
+    path.iter().try_fold(doc.as_item(), |item, p| item.get(*p))
+}
+
+/// [`item_at`], to change it.
+fn item_at_mut<'a>(doc: &'a mut toml_edit::DocumentMut, path: &[&str]) -> Option<&'a mut toml_edit::Item> {
+    path.iter().try_fold(doc.as_item_mut(), |item, p| item.get_mut(*p))
 }
 
 /// The last member of the inline table at `path` (`mcp_servers = { a =
 /// … }`) and the space after its value, before the `}`.
 fn closing_space(doc: &toml_edit::DocumentMut, path: &[&str]) -> Option<(String, String)> {
-    let mut item = doc.as_item();
-    for p in path {
-        item = item.get(*p)?;
-    }
-    let (key, value) = item.as_inline_table()?.iter().last()?;
+    let (key, value) = item_at(doc, path)?.as_inline_table()?.iter().last()?;
     let space = value.decor().suffix()?.as_str()?;
     space.trim().is_empty().then(|| (key.to_string(), space.to_string()))
 }
@@ -617,14 +613,9 @@ fn closing_space(doc: &toml_edit::DocumentMut, path: &[&str]) -> Option<(String,
 /// leaves it on the old last value, `{ a = 1 , wasmgate = … }`.
 fn closing_space_kept(doc: &mut toml_edit::DocumentMut, path: &[&str], was: Option<(String, String)>) {
     let Some((key, space)) = was else { return };
-    let mut item = doc.as_item_mut();
-    for p in path {
-        match item.get_mut(*p) {
-            Some(i) => item = i,
-            None => return,
-        }
-    }
-    let Some(t) = item.as_inline_table_mut() else { return };
+    let Some(t) = item_at_mut(doc, path).and_then(toml_edit::Item::as_inline_table_mut) else {
+        return;
+    };
     let Some(last) = t.iter().last().map(|(k, _)| k.to_string()) else { return };
     if last == key {
         return;
@@ -638,7 +629,7 @@ fn closing_space_kept(doc: &mut toml_edit::DocumentMut, path: &[&str], was: Opti
 }
 
 fn toml_set_in(
-    text: &str,
+    before: &Value,
     doc: &mut toml_edit::DocumentMut,
     path: &[&str],
     entries: &[(&str, &Value)],
@@ -658,20 +649,13 @@ fn toml_set_in(
             .and_then(toml_edit::Item::as_table_like_mut)
             .ok_or_else(|| format!("{} is not a table", path.join(".")))?;
     }
-    // What each entry there holds now, to leave its unchanged members (a
-    // user's `[mcp_servers.<id>.env]` table, its comments) as written.
-    let before = match cur.iter().any(|(k, _)| entries.iter().any(|(n, _)| *n == k)) {
-        true => Some(decode(text, Syntax::Toml)?),
-        false => None,
-    };
     for (name, entry) in entries {
         let Value::Mapping(m) = entry else {
             return Err("the entry must be a mapping".into());
         };
-        let old_members = before
-            .as_ref()
-            .and_then(|v| get(v, path, name))
-            .and_then(Value::as_mapping);
+        // What the entry there holds now, to leave its unchanged members
+        // (a user's `[mcp_servers.<id>.env]` table, its comments) as written.
+        let old_members = get(before, path, name).and_then(Value::as_mapping);
         match (cur.get_mut(name).and_then(toml_edit::Item::as_table_like_mut), old_members) {
             (Some(old), Some(was)) => {
                 let gone: Vec<String> = old
@@ -800,10 +784,8 @@ fn without_bom(
     text: &str,
     edit: impl FnOnce(&str) -> Result<String, String>,
 ) -> Result<String, String> {
-    match text.strip_prefix('\u{feff}') {
-        Some(rest) => edit(rest).map(|t| format!("\u{feff}{t}")),
-        None => edit(text),
-    }
+    let (bom, body) = super::json_edit::split_bom(text);
+    edit(body).map(|t| format!("{bom}{t}"))
 }
 
 fn yaml_insert(text: &str, path: &[&str], entries: &[(&str, &Value)]) -> Result<String, String> {
@@ -870,16 +852,15 @@ fn yaml_insert_lines(
             out.extend(lines_of(2 * rest.len())?);
         }
     }
-    let eol = line_end(text);
-    let mut s = out.join(eol);
-    s.push_str(eol);
-    Ok(with_line_ends_of(text, &s))
+    Ok(yaml_written(text, &out))
 }
 
-/// The line ending of `text`: `\r\n` when it uses it, else `\n` (an edit
-/// keeps a Windows file's line endings).
-fn line_end(text: &str) -> &'static str {
-    if text.contains("\r\n") { "\r\n" } else { "\n" }
+/// The edited `lines` of the YAML `text` as a file: each line `text` had
+/// with its own end, new ones with the usual one ([`with_line_ends_of`]).
+fn yaml_written(text: &str, lines: &[String]) -> String {
+    let mut s = lines.join("\n");
+    s.push('\n');
+    with_line_ends_of(text, &s)
 }
 
 fn yaml_remove(text: &str, path: &[&str], name: &str) -> Result<String, String> {
@@ -925,10 +906,7 @@ fn yaml_splice_entry(
         None => Vec::new(),
     };
     out.splice(start..end, new);
-    let eol = line_end(text);
-    let mut s = out.join(eol);
-    s.push_str(eol);
-    Ok(with_line_ends_of(text, &s))
+    Ok(yaml_written(text, &out))
 }
 
 #[cfg(test)]
