@@ -196,7 +196,7 @@ pub(crate) fn references(text: &str) -> impl Iterator<Item = std::ops::Range<usi
 
 /// The shortest word of a secret of several words that [`printed_forms`]
 /// redacts on its own, in characters.
-const FOLDED_WORD_MIN_CHARS: usize = 8;
+pub(crate) const FOLDED_WORD_MIN_CHARS: usize = 8;
 
 /// The texts a secret `value` may be printed as, each to be redacted as a
 /// literal: the value (or, where it holds `${VAR}` references, which are

@@ -42,10 +42,6 @@ struct Pieces {
 }
 
 impl Pieces {
-    /// Shortest word looked up, in characters (as `secret::printed_forms`
-    /// takes a word of a multi-word secret).
-    const MIN_CHARS: usize = 8;
-
     fn new(secrets: &[String]) -> Pieces {
         Pieces {
             all: secrets.join("\0"),
@@ -53,11 +49,13 @@ impl Pieces {
         }
     }
 
-    /// `line` with each word of at least [`Self::MIN_CHARS`] characters
-    /// (between spaces, quotes, escapes and punctuation) that is part of a
-    /// secret redacted: a secret split over lines leaves a piece on each,
-    /// which no whole-value search finds. Past the budget, words are not
-    /// looked up (the whole values were still redacted).
+    /// `line` with each word (between spaces, quotes, escapes and
+    /// punctuation) that is part of a secret redacted, when it is as long
+    /// as a word `secret::printed_forms` takes of a multi-word secret
+    /// ([`crate::secret::FOLDED_WORD_MIN_CHARS`]): a secret split over
+    /// lines leaves a piece on each, which no whole-value search finds.
+    /// Past the budget, words are not looked up (the whole values were
+    /// still redacted).
     fn redact(&self, line: &str) -> String {
         if self.all.is_empty() {
             return line.to_string();
@@ -75,7 +73,7 @@ impl Pieces {
             }
             let word = &rest[..word_len];
             let secret_piece = word != crate::secret::REDACTED
-                && word.chars().count() >= Self::MIN_CHARS
+                && word.chars().count() >= crate::secret::FOLDED_WORD_MIN_CHARS
                 && self.budget.get() > 0
                 && {
                     self.budget.set(self.budget.get() - 1);
