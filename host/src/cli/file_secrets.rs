@@ -148,9 +148,7 @@ pub(super) fn json_secrets(text: &str) -> Result<Vec<String>, String> {
                     // Placed where the walk stands (after the value), not
                     // in the value read alone (`1e999`: out of range).
                     secret_raw(raw.get(), out).map_err(|e| {
-                        let said = e.to_string();
-                        let place = format!(" at line {} column {}", e.line(), e.column());
-                        de::Error::custom(said.strip_suffix(&place).unwrap_or(&said))
+                        de::Error::custom(crate::manifest::load::json_error_what(&e).unwrap_or_else(|| e.to_string()))
                     })?;
                 } else {
                     a.next_value_seed(Walk { secret, out: &mut *out })?;

@@ -362,9 +362,7 @@ fn decode_json_placed(text: &str, keep: Keep, whole: &str, at: usize) -> Result<
 /// `text`: the line of the whole text and the column in characters
 /// (serde_json counts the bytes of what it was given).
 pub(crate) fn not_json(text: &str, at: usize, e: &serde_json::Error) -> String {
-    let words = e.to_string();
-    let placed = format!(" at line {} column {}", e.line(), e.column());
-    let said = match (words.strip_suffix(&placed), text.get(at..)) {
+    let said = match (json_error_what(e), text.get(at..)) {
         (Some(what), Some(part)) if e.line() > 0 => {
             let line_start = match e.line() {
                 1 => 0,
@@ -376,25 +374,39 @@ pub(crate) fn not_json(text: &str, at: usize, e: &serde_json::Error) -> String {
             while !text.is_char_boundary(end) {
                 end += 1;
             }
-            let before = &text[..end];
-            // An editor also ends a line at a lone CR (a classic Mac file,
-            // which serde_json reads as one line), and shows no column for
-            // a byte order mark.
-            let lone_cr = memchr::memchr_iter(b'\r', before.as_bytes())
-                .filter(|&i| text.as_bytes().get(i + 1) != Some(&b'\n'))
-                .count();
-            let line = memchr::memchr_iter(b'\n', before.as_bytes()).count() + lone_cr + 1;
-            let last = before.rsplit(['\n', '\r']).next().unwrap_or("");
-            let last = if line == 1 { last.trim_start_matches('\u{feff}') } else { last };
-            let column = last.chars().count();
+            // serde_json's column counts the character it stopped at.
+            let (line, column) = editor_place(text, end);
             format!("{what} at line {line} column {column}")
         }
-        _ => words,
+        _ => e.to_string(),
     };
     format!(
         "is not valid JSON: {}",
         crate::secret::redact_patterns(&said)
     )
+}
+
+/// serde_json's words for `e` without the place it ends them with (` at
+/// line L column C`, counted in the text it was given), when they have one.
+pub(crate) fn json_error_what(e: &serde_json::Error) -> Option<String> {
+    let words = e.to_string();
+    let place = format!(" at line {} column {}", e.line(), e.column());
+    words.strip_suffix(&place).map(str::to_string)
+}
+
+/// The place of byte `end` of `text` as an editor shows it: its line
+/// (1-based; a lone CR ends a line too, as in a classic Mac file) and how
+/// many characters stand before it on that line (a byte order mark is no
+/// column).
+pub(crate) fn editor_place(text: &str, end: usize) -> (usize, usize) {
+    let before = &text[..end];
+    let lone_cr = memchr::memchr_iter(b'\r', before.as_bytes())
+        .filter(|&i| text.as_bytes().get(i + 1) != Some(&b'\n'))
+        .count();
+    let line = memchr::memchr_iter(b'\n', before.as_bytes()).count() + lone_cr + 1;
+    let last = before.rsplit(['\n', '\r']).next().unwrap_or("");
+    let last = if line == 1 { last.trim_start_matches('\u{feff}') } else { last };
+    (line, last.chars().count())
 }
 
 /// `text` with every `\u` escape of a lone UTF-16 surrogate made

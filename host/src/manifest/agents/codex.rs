@@ -86,16 +86,12 @@ pub(crate) fn not_toml(text: &str, message: &str, span: Option<std::ops::Range<u
         Some((i, _)) => format!("{}…", &what[..i]),
         None => what,
     };
-    match span.and_then(|r| text.get(..r.start)) {
-        Some(before) => {
-            // An editor ends a line at a lone CR too (TOML refuses one),
-            // and shows no column for a byte order mark.
-            let lone_cr = before.match_indices('\r').filter(|(i, _)| text.as_bytes().get(i + 1) != Some(&b'\n')).count();
-            let line = before.matches('\n').count() + lone_cr + 1;
-            let last = before.rsplit(['\n', '\r']).next().unwrap_or("");
-            let last = if line == 1 { last.trim_start_matches('\u{feff}') } else { last };
-            let column = last.chars().count() + 1;
-            format!("is not valid TOML at line {line}, column {column}: {what}")
+    match span.filter(|r| text.is_char_boundary(r.start)) {
+        Some(r) => {
+            // As an editor shows it: a lone CR ends a line (TOML refuses
+            // one), a byte order mark is no column.
+            let (line, before) = crate::manifest::load::editor_place(text, r.start);
+            format!("is not valid TOML at line {line}, column {}: {what}", before + 1)
         }
         None => format!("is not valid TOML: {what}"),
     }
