@@ -81,6 +81,10 @@ pub enum EnvAccess {
     Plugin(Arc<PluginsConfig>),
 }
 
+/// A `*_env` key names a variable its plugin was not granted (reported
+/// by [`ManifestContext::credential_env`]).
+struct NotGranted;
+
 impl ManifestContext {
     /// A context for the user's own file (the `--config` file): the process
     /// environment is the interpolation source, every name readable
@@ -122,28 +126,28 @@ impl ManifestContext {
     }
 
     /// The value of the variable `var` that the `*_env` key at `at` (a
-    /// field path) names: `None` with a problem reported when `plugin` was
-    /// not granted it or it is unset or empty. The value itself is never
-    /// quoted in a problem.
+    /// field path) names, with a problem reported where there is none:
+    /// `Err(NotGranted)` when `plugin` was not granted it, `Ok(None)` when
+    /// it is unset or empty. The value itself is never quoted in a problem.
     fn credential_env(
         &self,
         plugin: Option<&str>,
         var: &str,
         at: &str,
         bad: &mut Cursor<'_>,
-    ) -> Option<String> {
+    ) -> Result<Option<String>, NotGranted> {
         if !self.may_read_env(plugin, var) {
             bad.report_at(
                 at,
                 format!("names '{var}', a variable this plugin was not granted (env_grants)"),
             );
-            return None;
+            return Err(NotGranted);
         }
         let value = self.env.get(var).filter(|v| !v.is_empty()).cloned();
         if value.is_none() {
             bad.report_at(at, format!("names '{var}', which is not set in the environment"));
         }
-        value
+        Ok(value)
     }
 
     fn is_plugin(&self) -> bool {
@@ -1139,11 +1143,8 @@ fn parse_oauth(
     let from_env = |key: &str, bad: &mut Cursor<'_>| {
         let var = text(key, bad)?;
         let at = format!("oauth.{key}");
-        let value = ctx.credential_env(plugin, &var, &at, bad);
         // Not granted: that problem alone, as before the value is read.
-        if !ctx.may_read_env(plugin, &var) {
-            return None;
-        }
+        let value = ctx.credential_env(plugin, &var, &at, bad).ok()?;
         if !has_client_id {
             bad.report_at(
                 &at,
@@ -1363,6 +1364,8 @@ fn parse_idp(
     let from_env = |key: &str, needed: bool, bad: &mut Cursor<'_>| {
         let var = text(key, needed, bad)?;
         ctx.credential_env(plugin, &var, &format!("oauth.idp.{key}"), bad)
+            .ok()
+            .flatten()
     };
     let issuer = endpoint("issuer", bad);
     let token_endpoint = endpoint("token_endpoint", bad);
